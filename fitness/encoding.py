@@ -1,0 +1,72 @@
+"""Tables encoded for evaluation: per QI and level, a dense integer code per row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lattice.hierarchy import Hierarchy
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedQI:
+    """One quasi-identifier. `codes[L][r]` is row r's value at level L as a dense code in
+    [0, cards[L]); `labels[L][c]` is the generalized value that code c stands for."""
+
+    name: str
+    codes: tuple[np.ndarray, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+    @property
+    def height(self) -> int:
+        return len(self.codes) - 1
+
+    @property
+    def cards(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.labels)
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedTable:
+    """The rows as codes: one EncodedQI per quasi-identifier (in lattice order) and the sensitive
+    attributes as dense codes with their labels."""
+
+    n: int
+    qis: tuple[EncodedQI, ...]
+    sensitive: dict[str, tuple[np.ndarray, tuple[str, ...]]] = field(default_factory=dict)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        return tuple(q.height for q in self.qis)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(q.name for q in self.qis)
+
+    def columns(self, node: Sequence[int]) -> tuple[list[np.ndarray], list[int]]:
+        """The code columns and their cardinalities at a node."""
+        return ([q.codes[x] for q, x in zip(self.qis, node)], [q.cards[x] for q, x in zip(self.qis, node)])
+
+
+def dense_codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Dense integer codes for a column of strings, labels sorted."""
+    labels = tuple(sorted(set(values)))
+    index = {v: i for i, v in enumerate(labels)}
+    return np.fromiter((index[v] for v in values), dtype=np.int32, count=len(values)), labels
+
+
+def encode_column(name: str, values: Sequence[str], hierarchy: Hierarchy) -> EncodedQI:
+    """Encode one QI column through its hierarchy. Every value must be in the hierarchy
+    (`Hierarchy.check_covers` gives the user error)."""
+    leaf_codes, leaves = dense_codes(values)
+    codes, labels = [], []
+    for level in range(hierarchy.height + 1):
+        leaf_labels = [hierarchy.generalize(v, level) for v in leaves]
+        level_labels = tuple(sorted(set(leaf_labels)))
+        index = {v: i for i, v in enumerate(level_labels)}
+        leaf_to_level = np.array([index[v] for v in leaf_labels], dtype=np.int32)
+        codes.append(leaf_to_level[leaf_codes] if len(leaves) else leaf_codes)
+        labels.append(level_labels)
+    return EncodedQI(name, tuple(codes), tuple(labels))

@@ -1,0 +1,5 @@
+import sys
+
+from kgen.cli import main
+
+sys.exit(main())

@@ -1,0 +1,229 @@
+"""The `kgen` command line: anonymize, check, demo.
+
+User errors end in one line on stderr and a non-zero exit (see the README's table); never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kgen import api
+from kgen.check import check_k_anonymity
+from kgen.config import Config
+from kgen.csvio import format_csv, write_atomic
+from kgen.progress import ProgressBar
+from kgen.table import DEFAULT_MISSING, Table, read_csv
+from lattice.errors import InputError
+
+EXIT_INTERRUPTED = 130
+DATA = Path(__file__).parent / "data"
+DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+class ArgumentError(InputError):
+    exit_code = 2
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other user error
+        raise ArgumentError(f"{message} (see 'kgen {self.prog.split()[-1]} --help')")
+
+
+def columns(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else []
+
+
+def parse_hierarchies(items: Sequence[str]) -> dict[str, str]:
+    specs = {}
+    for item in items:
+        column, sep, spec = item.partition("=")
+        if not sep or not column.strip() or not spec.strip():
+            raise ArgumentError(f"--hierarchy expects COLUMN=FILE or COLUMN=BUILDER, got {item!r}")
+        specs[column.strip()] = spec.strip()
+    return specs
+
+
+def number(kind: type, name: str):
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+    return parse
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--qi", required=True, type=columns, help="quasi-identifiers, comma-separated, in order")
+    parser.add_argument("--k", required=True, type=number(int, "k"), help="k of k-anonymity")
+    parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
+                        help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    anon = commands.add_parser("anonymize", help="anonymize a CSV file")
+    anon.add_argument("input")
+    add_model_arguments(anon)
+    anon.add_argument("--identifier", type=columns, default=[], help="identifier columns (replaced by *)")
+    anon.add_argument("--sensitive", type=columns, default=[], help="sensitive columns (kept)")
+    anon.add_argument("--hierarchy", action="append", default=[], metavar="COL=SPEC",
+                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat")
+    anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    anon.add_argument("--missing", type=lambda s: s.split(","), default=list(DEFAULT_MISSING),
+                      help="missing-value tokens, comma-separated (default: empty, ?, NA)")
+    anon.add_argument("--algorithm", default=Config.algorithm)
+    anon.add_argument("--max-evaluations", type=number(int, "max-evaluations"))
+    anon.add_argument("--time-limit", type=number(float, "time-limit"), help="seconds")
+    anon.add_argument("--seed", type=number(int, "seed"), default=0)
+    anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast")
+    anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
+    anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
+    anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
+    anon.add_argument("--quiet", action="store_true")
+
+    check = commands.add_parser("check", help="verify that a released CSV satisfies the privacy model")
+    check.add_argument("input")
+    add_model_arguments(check)
+    check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
+
+    demo = commands.add_parser("demo", help="anonymize the embedded Adult dataset and summarize")
+    demo.add_argument("--k", type=number(int, "k"), default=5)
+    demo.add_argument("--suppression", type=number(float, "suppression"), default=0.01)
+    demo.add_argument("--algorithm", default=Config.algorithm)
+    demo.add_argument("--seed", type=number(int, "seed"), default=0)
+    demo.add_argument("--output-dir", default="kgen-demo")
+    return parser
+
+
+def default_output(input_path: str) -> Path:
+    path = Path(input_path)
+    return path.with_name(f"{path.stem}_anonymized.csv")
+
+
+def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str]) -> None:
+    table = result.release
+    write_atomic(output, format_csv(table.columns, table.rows(), table.separator), protected=inputs)
+    write_atomic(report, json.dumps(result.report, indent=2) + "\n", protected=inputs)
+
+
+def run_anonymize(args: argparse.Namespace) -> int:
+    output = Path(args.output) if args.output else default_output(args.input)
+    report = Path(args.report) if args.report else output.with_suffix(".json")
+    protected = [args.input] + [s for s in parse_hierarchies(args.hierarchy).values() if Path(s).exists()]
+    for target in (output, report):  # refuse before the search, not after it
+        write_atomic_guard(target, protected)
+    config = Config(
+        qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
+        sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,
+        missing=tuple(args.missing), algorithm=args.algorithm, seed=args.seed,
+        max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
+        prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
+    )
+    result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
+    write_outputs(result, output, report, protected)
+    if not args.quiet:
+        print(summary(result, output, report))
+    return 0
+
+
+def write_atomic_guard(target: Path, protected: Sequence[str]) -> None:
+    from kgen.csvio import same_file
+
+    for source in protected:
+        if same_file(target, source):
+            raise InputError(f"output path is the input file {source!r}: refusing to overwrite it",
+                             file=str(target))
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError("output folder does not exist", file=str(folder))
+
+
+def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
+    prepared = api.prepare(table, config)
+    total = config.max_evaluations or prepared.box.size
+    bar = ProgressBar(total, enabled_stream(quiet))
+    try:
+        result = api.search(prepared, bar)
+    finally:
+        bar.close()
+    return api.finish(prepared, result)
+
+
+def enabled_stream(quiet: bool):
+    return open("/dev/null", "w") if quiet else sys.stderr  # noqa: SIM115
+
+
+def summary(result: api.Result, output: Path | None, report: Path | None) -> str:
+    r = result.report
+    lines = [
+        f"{r['algorithm']}: node {r['node']} ({r['stopped']}, {r['evaluations']} evaluations, "
+        f"{r['seconds']:.2f} s)",
+        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows)",
+        f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes {r['classes']}"
+        f"  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}",
+    ]
+    for name, a in r["attributes"].items():
+        lines.append(f"  {name:>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
+                     f"distinct {a['distinct_before']} -> {a['distinct_after']}")
+    if result.search.stopped != "complete" and r["algorithm"] in ("exhaustive", "ola"):
+        lines.append(f"  note: the search stopped early ({result.search.stopped}): the node may not be optimal")
+    if output is not None:
+        lines.append(f"  wrote {output} and {report}")
+    return "\n".join(lines)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    table = read_csv(args.input)
+    result = check_k_anonymity(table, args.qi, args.k, args.suppression)
+    status = "PASS" if result.passed else "FAIL"
+    print(f"{status}: {args.input}: {result.rows} rows, {result.classes} classes, smallest class "
+          f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} rows in classes smaller than k "
+          f"({result.suppressed_rows} suppressed), {result.allowed} allowed")
+    if not result.passed:
+        shown = result.violating_rows[: args.show]
+        more = len(result.violating_rows) - len(shown)
+        print(f"  violating rows: {', '.join(map(str, shown))}" + (f" and {more} more" if more > 0 else ""))
+    return 0 if result.passed else 1
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    folder = Path(args.output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = DATA / "adult.csv"
+    config = Config(qi=DEMO_QIS, k=args.k, suppression=args.suppression, hierarchy_dir=str(DATA),
+                    algorithm=args.algorithm, seed=args.seed)
+    print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
+    result = anonymize_with_progress(read_csv(source), config)
+    output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"
+    write_outputs(result, output, report, [str(source)])
+    print(summary(result, output, report))
+    verified = check_k_anonymity(read_csv(output), DEMO_QIS, args.k, args.suppression)
+    print(f"  independent check of {output}: {'PASS' if verified.passed else 'FAIL'} "
+          f"(smallest class {verified.smallest_class}, {verified.suppressed_rows} suppressed rows)")
+    return 0 if verified.passed else 1
+
+
+COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except InputError as error:
+        print(f"kgen: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("kgen: interrupted; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

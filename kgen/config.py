@@ -1,0 +1,36 @@
+"""Configuration of an anonymization run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kgen.table import DEFAULT_MISSING
+
+
+@dataclass(frozen=True)
+class Config:
+    """What to anonymize and how.
+
+    `qi`: quasi-identifiers in lattice order. `suppression`: the fraction t of rows that may be suppressed.
+    `hierarchies`: per QI, a spec (see `kgen.hierarchies`); `hierarchy_dir`: where to look for
+    `*hierarchy_<QI>.csv` files. `options`: the algorithm's own parameters (e.g. population).
+    `max_evaluations` / `time_limit` / `seed`: limits shared by all algorithms.
+    """
+
+    qi: Sequence[str]
+    k: int = 2
+    suppression: float = 0.0
+    identifiers: Sequence[str] = ()
+    sensitive: Sequence[str] = ()
+    hierarchies: Mapping[str, object] = field(default_factory=dict)
+    hierarchy_dir: str | None = None
+    missing: Sequence[str] = DEFAULT_MISSING
+    algorithm: str = "exhaustive"
+    options: Mapping[str, object] = field(default_factory=dict)
+    seed: int = 0
+    max_evaluations: int | None = None
+    time_limit: float | None = None
+    kernel: str = "fast"
+    prune: bool = True
+    drop_suppressed: bool = False

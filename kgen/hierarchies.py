@@ -1,0 +1,108 @@
+"""Choosing, loading and building the hierarchy of each quasi-identifier.
+
+A hierarchy spec is one of:
+- a path to an ARX CSV file (one row per value, one column per level; `;` or `,`);
+- `decimal` (decimal rounding, the default for numeric columns), `intervals:W1,W2,...`, `mask`,
+  `date[:FORMAT]`, `decade-date[:FORMAT]`, `flat` (value -> `*`, the default for other columns);
+- a `lattice.Hierarchy` object (Python API), or a list of {child: parent} mappings (categories).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from kgen.csvio import read_rows
+from lattice import builders
+from lattice.errors import InputError
+from lattice.hierarchy import TOP, Hierarchy
+
+HierarchySpec = "str | os.PathLike | Hierarchy | Sequence[Mapping[str, str]]"
+
+
+def load_arx(path: str | os.PathLike, column: str) -> Hierarchy:
+    """An ARX CSV hierarchy file."""
+    return Hierarchy.from_rows(column, read_rows(path), str(path))
+
+
+def find_in_dir(folder: str | os.PathLike, column: str) -> Path | None:
+    """`*hierarchy_<column>.csv` in folder, if there is one."""
+    matches = sorted(Path(folder).glob(f"*hierarchy_{column}.csv"))
+    return matches[0] if matches else None
+
+
+def is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return value.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity")
+
+
+def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
+    """The hierarchy for `column` from a spec, given the column's distinct non-missing values."""
+    if isinstance(spec, Hierarchy):
+        return spec
+    if isinstance(spec, (list, tuple)):
+        return builders.mapping_hierarchy(column, values, spec)
+    text = str(spec)
+    kind, _, argument = text.partition(":")
+    if kind == "decimal":
+        return builders.decimal_hierarchy(column, values)
+    if kind == "intervals":
+        try:
+            widths = [int(w) for w in argument.split(",") if w.strip()]
+        except ValueError:
+            raise InputError(f"bad interval widths {argument!r}: expected e.g. intervals:5,10,20",
+                             column=column) from None
+        return builders.interval_hierarchy(column, values, widths)
+    if kind == "mask":
+        return builders.masking_hierarchy(column, values)
+    if kind in ("date", "decade-date"):
+        return builders.date_hierarchy(column, values, argument or "%Y-%m-%d", decade=kind == "decade-date")
+    if kind == "flat":
+        return Hierarchy.from_rows(column, [[v, TOP] for v in values] or [["", TOP]], f"flat hierarchy of {column!r}")
+    path = Path(text)
+    if not path.exists():
+        raise InputError(f"hierarchy {text!r} is neither a file nor a builder "
+                         "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column)
+    return load_arx(path, column)
+
+
+def default_spec(column: str, values: Sequence[str], source: str | None = None) -> str:
+    """Decimal rounding for numeric columns (the paper's default), a flat hierarchy for text columns.
+
+    A column that is mostly numbers with some text is an error naming the first text value: it is
+    almost always an undeclared missing-value token or a data error, and guessing would be wrong.
+    """
+    numeric = [is_number(v) for v in values]
+    if values and all(numeric):
+        return "decimal"
+    if sum(numeric) > len(values) / 2:
+        bad = values[numeric.index(False)]
+        raise InputError(f"value {bad!r} is text in a numeric column; declare it missing (--missing) or give "
+                         "a hierarchy (--hierarchy)", file=source, column=column, value=bad)
+    return "flat"
+
+
+def resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
+            folder: str | os.PathLike | None, source: str | None = None) -> tuple[Hierarchy, str]:
+    """The validated hierarchy for one QI column and a short description of where it came from.
+
+    `values` are the distinct non-missing values; `missing` the column's missing token, if any occurs.
+    """
+    if spec is None and folder is not None:
+        found = find_in_dir(folder, column)
+        spec = str(found) if found else None
+    described = spec if isinstance(spec, str) else type(spec).__name__ if spec is not None else None
+    if spec is None:
+        spec = described = default_spec(column, values, source)
+    if not values and not isinstance(spec, Hierarchy) and not Path(str(spec)).exists():
+        hierarchy = Hierarchy.from_rows(column, [[missing or "", TOP]], f"flat hierarchy of {column!r}")
+    else:
+        hierarchy = build(column, spec, values)
+    if missing is not None:
+        hierarchy = hierarchy.with_missing(missing)
+    hierarchy.check_covers(values, column)
+    return hierarchy, str(described)

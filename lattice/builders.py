@@ -1,0 +1,113 @@
+"""Hierarchy builders for numbers, strings, dates and categories (SPEC section 1).
+
+Each builder takes the distinct raw values of a column (missing values excluded) and returns a validated
+`Hierarchy`. Errors name the column and the offending value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+
+from lattice.errors import InputError
+from lattice.hierarchy import TOP, Hierarchy
+
+
+def _number(value: str, column: str) -> Decimal:
+    try:
+        number = Decimal(value.strip())
+    except InvalidOperation:
+        number = None
+    if number is None or not number.is_finite():
+        raise InputError(f"value {value!r} is not a number; a numeric hierarchy needs numbers "
+                         "(declare the missing-value token or give a hierarchy file)", column=column, value=value)
+    return number
+
+
+def _interval(low: int, width: int) -> str:
+    return f"[{low}, {low + width - 1}]"
+
+
+def _with_single_top(name: str, rows: list[list[str]], source: str) -> Hierarchy:
+    """Append a `*` level when the last level still has more than one label."""
+    if rows and len({r[-1] for r in rows}) > 1:
+        rows = [r + [TOP] for r in rows]
+    return Hierarchy.from_rows(name, rows, source)
+
+
+def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
+    """Decimal rounding, the paper's default for numbers: level L maps v to
+    [floor(v / 10^L) * 10^L, floor(v / 10^L) * 10^L + 10^L - 1]; h = number of digits of max |v|.
+
+    Level h is one class for non-negative data; when it is not (negative numbers), a `*` level is added.
+    """
+    values = sorted(set(values))
+    numbers = {v: _number(v, name) for v in values}
+    biggest = max((abs(int(math.floor(n))) for n in numbers.values()), default=0)
+    h = max(1, len(str(biggest)))
+    rows = []
+    for value, number in numbers.items():
+        row = [value]
+        for level in range(1, h + 1):
+            width = 10 ** level
+            row.append(_interval(int(math.floor(number / width)) * width, width))
+        rows.append(row)
+    return _with_single_top(name, rows, f"decimal hierarchy of {name!r}")
+
+
+def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) -> Hierarchy:
+    """Intervals of the given widths, one level per width; each width must be a multiple of the one before
+    (so the intervals nest), and a `*` level tops it off."""
+    widths = [int(w) for w in widths]
+    if not widths or any(w < 1 for w in widths):
+        raise InputError(f"interval widths {widths} must be positive integers", column=name)
+    for a, b in zip(widths, widths[1:]):
+        if b % a:
+            raise InputError(f"interval width {b} is not a multiple of {a}: the intervals would not nest",
+                             column=name)
+    rows = []
+    for value in sorted(set(values)):
+        number = _number(value, name)
+        rows.append([value] + [_interval(int(math.floor(number / w)) * w, w) for w in widths] + [TOP])
+    return Hierarchy.from_rows(name, rows, f"interval hierarchy of {name!r}")
+
+
+def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
+    """Mask characters from the right, one more per level (`NL805` -> `NL80*` -> `NL8**`); h = the longest
+    value's length, and the top level is `*`."""
+    values = sorted(set(values))
+    h = max((len(v) for v in values), default=1) or 1
+    rows = []
+    for value in values:
+        row = [value]
+        for level in range(1, h):
+            keep = max(0, len(value) - level)
+            row.append(value[:keep] + "*" * (len(value) - keep))
+        row.append(TOP)
+        rows.append(row)
+    return Hierarchy.from_rows(name, rows, f"masking hierarchy of {name!r}")
+
+
+def date_hierarchy(name: str, values: Iterable[str], fmt: str = "%Y-%m-%d", decade: bool = False) -> Hierarchy:
+    """Dates: day -> month (YYYY-MM) -> year (YYYY) [-> decade (YYYYs)] -> `*`."""
+    rows = []
+    for value in sorted(set(values)):
+        try:
+            day = dt.datetime.strptime(value.strip(), fmt).date()
+        except ValueError:
+            raise InputError(f"value {value!r} is not a date in the format {fmt!r}", column=name,
+                             value=value) from None
+        row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
+        if decade:
+            row.append(f"{day.year // 10 * 10:04d}s")
+        rows.append(row + [TOP])
+    return Hierarchy.from_rows(name, rows, f"date hierarchy of {name!r}")
+
+
+def mapping_hierarchy(name: str, values: Iterable[str], levels: Sequence[Mapping[str, str]]) -> Hierarchy:
+    """Categories through a chain of mappings (city -> province -> country), topped with `*`."""
+    hierarchy = Hierarchy.from_levels(name, sorted(set(values)), levels, f"mapping of {name!r}")
+    rows = [list(p) for p in hierarchy.paths.values()]
+    return _with_single_top(name, rows, f"mapping of {name!r}")

@@ -1,0 +1,121 @@
+"""Generalization hierarchies: for each raw value, its generalized value at every level.
+
+The representation is ARX's: one path per raw value, `path[0]` the value itself and `path[h]` its most
+general form (usually `*`). The paths must form a tree: a value at level L has one parent at level L+1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from lattice.errors import InputError
+
+TOP = "*"
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A validated tree of generalizations for one attribute.
+
+    `paths[v]` is the tuple (v, g_1(v), ..., g_h(v)); every path has length `height + 1`.
+    Invariant (checked by `from_rows`): a label at level L has exactly one parent at level L+1.
+    """
+
+    name: str
+    paths: Mapping[str, tuple[str, ...]]
+    height: int
+    source: str | None = None
+    _parents: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_rows(cls, name: str, rows: Iterable[Sequence[str]], source: str | None = None) -> Hierarchy:
+        """Build from ARX-style rows (raw value, level 1, ..., level h), validating the tree.
+
+        Errors name the source, the row (1-based), the value and the level: rows of different lengths,
+        a raw value listed twice, a value with two parents.
+        """
+        where = source or f"hierarchy of {name!r}"
+        paths: dict[str, tuple[str, ...]] = {}
+        parents: list[dict[str, str]] = []
+        width = None
+        for number, raw in enumerate(rows, start=1):
+            row = tuple(str(v).strip() for v in raw)
+            if not row or (len(row) == 1 and row[0] == ""):
+                continue
+            if width is None:
+                width = len(row)
+                parents = [{} for _ in range(width - 1)]
+            elif len(row) != width:
+                raise InputError(
+                    f"has {len(row)} levels but the first row has {width}; every row needs the same number",
+                    file=where, row=number, value=row[0],
+                )
+            if row[0] in paths:
+                if paths[row[0]] == row:
+                    continue
+                raise InputError(f"value {row[0]!r} is listed twice with different generalizations",
+                                 file=where, row=number, value=row[0])
+            for level in range(width - 1):
+                child, parent = row[level], row[level + 1]
+                known = parents[level].setdefault(child, parent)
+                if known != parent:
+                    raise InputError(
+                        f"value {child!r} at level {level} has two parents at level {level + 1}: "
+                        f"{known!r} and {parent!r}",
+                        file=where, row=number, value=child,
+                    )
+            paths[row[0]] = row
+        if width is None:
+            raise InputError("hierarchy is empty", file=where)
+        return cls(name=name, paths=paths, height=width - 1, source=source,
+                   _parents={level: p for level, p in enumerate(parents)})
+
+    @classmethod
+    def from_levels(cls, name: str, values: Iterable[str], levels: Sequence[Mapping[str, str]],
+                    source: str | None = None) -> Hierarchy:
+        """Build from a chain of child -> parent mappings (e.g. city -> province, province -> country)."""
+        rows = []
+        for value in values:
+            path = [value]
+            for level, mapping in enumerate(levels):
+                if path[-1] not in mapping:
+                    raise InputError(f"value {path[-1]!r} has no parent at level {level + 1}",
+                                     file=source or f"mapping of {name!r}", value=path[-1])
+                path.append(mapping[path[-1]])
+            rows.append(path)
+        return cls.from_rows(name, rows, source)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.paths
+
+    def generalize(self, value: str, level: int) -> str:
+        """The label of `value` at `level` (0 = the value itself)."""
+        return self.paths[value][level]
+
+    def top_labels(self) -> set[str]:
+        return {p[-1] for p in self.paths.values()}
+
+    def with_missing(self, token: str) -> Hierarchy:
+        """A copy that also generalizes the missing-value token (SPEC section 1).
+
+        Missing stays its own value below the top and joins the top value at the top level; a hierarchy
+        that already lists the token keeps its own mapping.
+        """
+        if token in self.paths:
+            return self
+        tops = sorted(self.top_labels())
+        top = tops[0] if len(tops) == 1 else TOP
+        path = (token,) * self.height + (top,) if self.height > 0 else (token,)
+        paths = dict(self.paths)
+        paths[token] = path
+        return Hierarchy(self.name, paths, self.height, self.source, self._parents)
+
+    def check_covers(self, values: Iterable[str], column: str) -> None:
+        """Raise an InputError naming the first value of the data that the hierarchy lacks."""
+        for value in values:
+            if value not in self.paths:
+                raise InputError(
+                    f"value {value!r} of column {column!r} is missing from the hierarchy (level 0)",
+                    file=self.source or f"hierarchy of {column!r}", column=column, value=value,
+                )

@@ -1,0 +1,36 @@
+"""Pre-pruning with per-attribute minimum levels (SPEC section 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from lattice.box import Box
+from lattice.node import Node
+
+
+def minimum_levels(heights: Sequence[int], feasible: Callable[[Node], bool]) -> Node:
+    """lb_i = the smallest level at which attribute i, with every other attribute at its top, is feasible.
+
+    `feasible(node)` decides the privacy model with the suppression limit. With the others at their top
+    (a single value each), node feasibility is that of the projection onto attribute i, and projecting only
+    merges classes, so lb is a sound lower bound on every feasible node, suppression included. Feasibility is
+    monotone in the level, so each attribute's bound is found by binary search. If even the top node is
+    infeasible, the tops are returned (and the caller reports that no node is feasible).
+    """
+    top = tuple(heights)
+    lower = []
+    for i, h in enumerate(heights):
+        lo, hi = 0, h
+        while lo < hi:
+            mid = (lo + hi) // 2
+            node = top[:i] + (mid,) + top[i + 1 :]
+            if feasible(node):
+                hi = mid
+            else:
+                lo = mid + 1
+        lower.append(lo)
+    return tuple(lower)
+
+
+def pruned_box(heights: Sequence[int], feasible: Callable[[Node], bool]) -> Box:
+    return Box(minimum_levels(heights, feasible), tuple(heights))

@@ -1,0 +1,196 @@
+"""The one interface of every search: a Problem and Limits in, a SearchResult out.
+
+A search never evaluates a node itself: it asks a `Budget`, which caches evaluations, counts the distinct
+nodes evaluated (a cache hit is free), enforces the evaluation budget and time limit, and keeps the archive
+of feasible nodes and the best one under the objective (least loss, then least LOS, then the
+lexicographically smaller node).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from lattice.box import Box
+from lattice.node import Node
+
+
+class Evaluation(Protocol):
+    """What a search needs to know of an evaluated node."""
+
+    node: Node
+    feasible: bool
+    loss: float
+    los: float
+
+
+class Evaluator(Protocol):
+    """Evaluates nodes; `evaluate_many` may run in parallel but returns results in input order."""
+
+    def evaluate(self, node: Node) -> Evaluation: ...
+
+    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluation]: ...
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A search problem: the evaluator, the (pre-pruned) box and the hierarchy heights.
+
+    `monotone_feasibility`: a feasible node's generalizations are feasible (predictive tagging is sound).
+    `monotone_loss`: the loss never decreases when a level rises (exact searches may stop early on it).
+    """
+
+    evaluator: Evaluator
+    box: Box
+    heights: Node
+    monotone_feasibility: bool = True
+    monotone_loss: bool = True
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits shared by every search. `max_evaluations` counts distinct real evaluations."""
+
+    max_evaluations: int | None = None
+    time_limit: float | None = None
+    seed: int = 0
+    on_progress: Callable[[int, Evaluation | None], None] | None = None
+
+
+@dataclass
+class SearchResult:
+    """The result of a search. `best` is None when no feasible node was found."""
+
+    algorithm: str
+    best: Any
+    minimal: list[Node]
+    evaluations: int
+    seconds: float
+    stopped: str  # "complete", "budget", "time" or "interrupted"
+    trace: list[dict] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+
+    @property
+    def exact(self) -> bool:
+        return self.stopped == "complete"
+
+
+class Search(Protocol):
+    name: str
+
+    def run(self, problem: Problem, limits: Limits) -> SearchResult: ...
+
+
+class StopSearch(Exception):
+    """Raised by the Budget when the evaluation budget or the time limit is used up."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def objective_key(e: Evaluation) -> tuple:
+    return (e.loss, e.los, tuple(e.node))
+
+
+class Budget:
+    """Cache, counter, limits and archive around a problem's evaluator."""
+
+    def __init__(self, problem: Problem, limits: Limits) -> None:
+        self.problem, self.limits = problem, limits
+        self.cache: dict[Node, Evaluation] = {}
+        self.feasible: list[Node] = []
+        self.best: Evaluation | None = None
+        self.start = time.perf_counter()
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.cache)
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> int | None:
+        cap = self.limits.max_evaluations
+        return None if cap is None else cap - len(self.cache)
+
+    def check_time(self) -> None:
+        if self.limits.time_limit is not None and self.seconds > self.limits.time_limit:
+            raise StopSearch("time")
+
+    def known(self, node: Node) -> Evaluation | None:
+        return self.cache.get(node)
+
+    def evaluate(self, node: Node) -> Evaluation:
+        return self.evaluate_many([node])[0]
+
+    def evaluate_many(self, nodes: Iterable[Node]) -> list[Evaluation]:
+        """Evaluate nodes (cached ones for free), in one batch for the evaluator.
+
+        When the budget cannot cover all new nodes, the first ones that fit are evaluated and archived,
+        then StopSearch("budget") is raised.
+        """
+        nodes = [tuple(int(v) for v in n) for n in nodes]
+        self.check_time()
+        new: list[Node] = []
+        for n in nodes:
+            if n not in self.cache and n not in new:
+                new.append(n)
+        remaining = self.remaining()
+        short = remaining is not None and len(new) > remaining
+        if short:
+            new = new[: max(remaining, 0)]
+        if new:
+            for n, e in zip(new, self.problem.evaluator.evaluate_many(new)):
+                self._archive(n, e)
+            if self.limits.on_progress is not None:
+                self.limits.on_progress(self.evaluations, self.best)
+        if short:
+            raise StopSearch("budget")
+        return [self.cache[n] for n in nodes]
+
+    def _archive(self, node: Node, e: Evaluation) -> None:
+        self.cache[node] = e
+        if e.feasible:
+            self.feasible.append(node)
+            if self.best is None or objective_key(e) < objective_key(self.best):
+                self.best = e
+
+    def result(self, algorithm: str, stopped: str, trace: list[dict] | None = None,
+               params: dict | None = None) -> SearchResult:
+        return SearchResult(algorithm, self.best, minimal_nodes(self.feasible), self.evaluations,
+                            self.seconds, stopped, trace or [], params or {})
+
+
+def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
+    """The nodes of `nodes` with no other node of `nodes` below them, sorted."""
+    if not nodes:
+        return []
+    array = np.array(sorted(set(nodes), key=lambda n: (sum(n), n)), dtype=np.int64)
+    minimal = np.empty((0, array.shape[1]), dtype=np.int64)
+    for row in array:
+        if minimal.size == 0 or not np.any(np.all(minimal <= row, axis=1)):
+            minimal = np.vstack([minimal, row])
+    return sorted(tuple(int(v) for v in row) for row in minimal)
+
+
+def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],
+            params: dict | None = None) -> SearchResult:
+    """Run `body(trace)`; a budget or time stop, or Ctrl-C, ends it with the best result so far.
+
+    The body appends its progress records (e.g. one per GA generation) to `trace` as it goes.
+    """
+    trace: list[dict] = []
+    try:
+        body(trace)
+        stopped = "complete"
+    except StopSearch as stop:
+        stopped = stop.reason
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    return budget.result(algorithm, stopped, trace, params)
