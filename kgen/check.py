@@ -19,8 +19,12 @@ SUPPRESSED = "*"
 
 @dataclass
 class CheckResult:
-    """`violating_rows`: 1-based rows in classes that break the model (suppressed rows, whose QIs are all
-    `*`, count among them when they are fewer than k). Passes iff there are at most `allowed` of them."""
+    """`classes` and `smallest_class` describe the released rows (suppressed ones only when they are at least k
+    and so form a class of their own); on failure the smallest class is below k.
+    `violating_rows`: 1-based rows that are released (not `*` in every QI) in a class smaller than k: any
+    one of them fails the check, whatever the suppression limit (the limit allows suppressing rows, not
+    publishing them unprotected). `suppressed_rows`: rows with `*` in every QI; when they are fewer than k
+    they are not a class of their own and must be at most `allowed` = floor(t * rows)."""
 
     rows: int
     k: int
@@ -33,7 +37,7 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return len(self.violating_rows) <= self.allowed
+        return not self.violating_rows and (self.suppressed_rows >= self.k or self.suppressed_rows <= self.allowed)
 
 
 def group_codes(table: Table, qis: Sequence[str]) -> np.ndarray:
@@ -51,6 +55,8 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         raise InputError(f"k must be a whole number >= 1, got {k}")
     if not 0.0 <= suppression <= 1.0:
         raise InputError(f"suppression must be a fraction in [0, 1], got {suppression}")
+    if not qis:
+        raise InputError("no quasi-identifiers given (--qi)")
     for column in qis:
         table.column(column)
     n = table.n
@@ -61,8 +67,8 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     sizes = np.bincount(classes)
     starred = np.all(np.stack([np.asarray(table.column(c), dtype=object) == SUPPRESSED for c in qis]), axis=0)
     small = sizes[classes] < k
-    violating = np.flatnonzero(small) + 1
-    released = ~small
+    violating = np.flatnonzero(small & ~starred) + 1
+    released = ~(small & starred)  # a group of suppressed rows smaller than k is not a class
     released_sizes = np.bincount(classes[released]) if released.any() else np.zeros(0, dtype=np.int64)
     released_sizes = released_sizes[released_sizes > 0]
     return CheckResult(

@@ -184,12 +184,14 @@ def run_check(args: argparse.Namespace) -> int:
     result = check_k_anonymity(table, args.qi, args.k, args.suppression)
     status = "PASS" if result.passed else "FAIL"
     print(f"{status}: {args.input}: {result.rows} rows, {result.classes} classes, smallest class "
-          f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} rows in classes smaller than k "
-          f"({result.suppressed_rows} suppressed), {result.allowed} allowed")
-    if not result.passed:
+          f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} released rows in classes "
+          f"smaller than k; {result.suppressed_rows} suppressed rows, {result.allowed} allowed")
+    if result.violating_rows:
         shown = result.violating_rows[: args.show]
         more = len(result.violating_rows) - len(shown)
         print(f"  violating rows: {', '.join(map(str, shown))}" + (f" and {more} more" if more > 0 else ""))
+    if result.k > result.suppressed_rows > result.allowed:
+        print(f"  {result.suppressed_rows} suppressed rows exceed the limit of {result.allowed}")
     return 0 if result.passed else 1
 
 
