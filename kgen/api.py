@@ -63,6 +63,8 @@ def validate(table: Table, config: Config) -> None:
     """Raise an InputError for a configuration that cannot work on this table."""
     if not config.qi:
         raise InputError("no quasi-identifiers given (--qi)")
+    if table.n == 0:
+        raise InputError("has a header but no data rows: nothing to anonymize", file=table.source)
     roles: dict[str, str] = {}
     for role, columns in (("quasi-identifier", config.qi), ("identifier", config.identifiers),
                           ("sensitive", config.sensitive)):
@@ -78,8 +80,6 @@ def validate(table: Table, config: Config) -> None:
                              column=column)
     if not isinstance(config.k, int) or config.k < 1:
         raise InputError(f"k must be a whole number >= 1, got {config.k}")
-    if table.n == 0:
-        raise InputError("the table has no data rows", file=table.source)
     if config.k > table.n:
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
@@ -119,7 +119,8 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         values, token = normalize(list(table.column(column)), tokens)
         distinct = sorted({v for v in values if v != token})
         hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
-                                                    config.hierarchy_dir, table.source)
+                                                    config.hierarchy_dir, table.source,
+                                                    column_values=values, row_number=table.row_number)
         hierarchies[column], sources[column], qi_values[column] = hierarchy, source, values
         encoded_qis.append(encode_column(column, values, hierarchy))
     sensitive = {c: dense_codes([v.strip() for v in table.column(c)]) for c in config.sensitive}

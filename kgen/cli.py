@@ -14,10 +14,12 @@ from pathlib import Path
 from kgen import api
 from kgen.check import check_k_anonymity
 from kgen.config import Config
-from kgen.csvio import format_csv, write_atomic
+from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
+from kgen.hierarchies import find_in_dir
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
 from lattice.errors import InputError
+from lattice.search.base import SearchResult
 
 EXIT_INTERRUPTED = 130
 DATA = Path(__file__).parent / "data"
@@ -108,17 +110,29 @@ def default_output(input_path: str) -> Path:
 
 
 def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str]) -> None:
+    """Both files or neither: each is written to a temporary file first, then both are renamed."""
     table = result.release
-    write_atomic(output, format_csv(table.columns, table.rows(), table.separator), protected=inputs)
-    write_atomic(report, json.dumps(result.report, indent=2) + "\n", protected=inputs)
+    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
+                       (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs)
+
+
+def protected_inputs(args: argparse.Namespace) -> list[str]:
+    """Files an output must never overwrite: the input and every hierarchy file the run reads."""
+    files = [args.input] + [s for s in parse_hierarchies(args.hierarchy).values() if Path(s).is_file()]
+    if args.hierarchy_dir:
+        files += [str(p) for c in args.qi if (p := find_in_dir(args.hierarchy_dir, c)) is not None]
+    return files
 
 
 def run_anonymize(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else default_output(args.input)
     report = Path(args.report) if args.report else output.with_suffix(".json")
-    protected = [args.input] + [s for s in parse_hierarchies(args.hierarchy).values() if Path(s).exists()]
+    protected = protected_inputs(args)
+    if same_file(output, report):
+        raise InputError("is given for both the output and the report: give different --output and --report",
+                         file=str(output))
     for target in (output, report):  # refuse before the search, not after it
-        write_atomic_guard(target, protected)
+        check_target(target, protected)
     config = Config(
         qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
         sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,
@@ -133,19 +147,16 @@ def run_anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_atomic_guard(target: Path, protected: Sequence[str]) -> None:
-    from kgen.csvio import same_file
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a search: carries the search's best-so-far result; nothing is written."""
 
-    for source in protected:
-        if same_file(target, source):
-            raise InputError(f"output path is the input file {source!r}: refusing to overwrite it",
-                             file=str(target))
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError("output folder does not exist", file=str(folder))
+    def __init__(self, prepared: api.Prepared, result: SearchResult) -> None:
+        super().__init__("interrupted")
+        self.prepared, self.result = prepared, result
 
 
 def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
+    """Prepare, search with a progress bar, and release. Raises Interrupted when Ctrl-C stopped the search."""
     prepared = api.prepare(table, config)
     total = config.max_evaluations or prepared.box.size
     bar = ProgressBar(total, enabled_stream(quiet))
@@ -153,7 +164,21 @@ def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -
         result = api.search(prepared, bar)
     finally:
         bar.close()
+    if result.stopped == "interrupted":
+        raise Interrupted(prepared, result)
     return api.finish(prepared, result)
+
+
+def interrupted_summary(stop: Interrupted) -> str:
+    """What an interrupted search found: the best node so far and its metrics, and that nothing was written."""
+    result = stop.result
+    head = (f"kgen: interrupted after {result.evaluations} evaluations ({result.seconds:.1f} s); "
+            "no output was written")
+    if result.best is None:
+        return f"{head}; no node satisfying the model had been found yet"
+    best = summary(api.finish(stop.prepared, result), None, None)
+    return (f"{head}. Best so far (not released; rerun with --time-limit or --max-evaluations to release "
+            f"the best found within a limit):\n{best}")
 
 
 def enabled_stream(quiet: bool):
@@ -197,7 +222,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     folder = Path(args.output_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output folder: {error.strerror or error}", file=str(folder)) from None
     source = DATA / "adult.csv"
     config = Config(qi=DEMO_QIS, k=args.k, suppression=args.suppression, hierarchy_dir=str(DATA),
                     algorithm=args.algorithm, seed=args.seed)
@@ -222,8 +250,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"kgen: error: {error}", file=sys.stderr)
         return error.exit_code
+    except Interrupted as stop:
+        try:
+            print(interrupted_summary(stop), file=sys.stderr)
+        except KeyboardInterrupt:  # a second Ctrl-C while summarizing
+            print("kgen: interrupted; no output was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        print("kgen: interrupted; nothing was written", file=sys.stderr)
+        print("kgen: interrupted; no output was written", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 

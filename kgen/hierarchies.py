@@ -10,7 +10,7 @@ A hierarchy spec is one of:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kgen.csvio import read_rows
@@ -22,22 +22,26 @@ HierarchySpec = "str | os.PathLike | Hierarchy | Sequence[Mapping[str, str]]"
 
 
 def load_arx(path: str | os.PathLike, column: str) -> Hierarchy:
-    """An ARX CSV hierarchy file."""
-    return Hierarchy.from_rows(column, read_rows(path), str(path))
+    """An ARX CSV hierarchy file. A separator at the end of every row (an empty last column) is ignored."""
+    rows = read_rows(path)
+    filled = [r for r in rows if r]
+    if filled and all(len(r) > 1 and not r[-1].strip() for r in filled):
+        rows = [r[:-1] if r else r for r in rows]
+    return Hierarchy.from_rows(column, rows, str(path))
 
 
 def find_in_dir(folder: str | os.PathLike, column: str) -> Path | None:
-    """`*hierarchy_<column>.csv` in folder, if there is one."""
+    """`*hierarchy_<column>.csv` in folder, if there is one. A folder that does not exist is an error (a
+    typo must not silently fall back to the default hierarchies)."""
+    if not Path(folder).is_dir():
+        raise InputError("hierarchy folder does not exist or is not a folder", file=str(folder))
     matches = sorted(Path(folder).glob(f"*hierarchy_{column}.csv"))
     return matches[0] if matches else None
 
 
 def is_number(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return False
-    return value.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity")
+    """A plain decimal number, as the numeric builders accept it."""
+    return builders.is_number(value)
 
 
 def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
@@ -65,8 +69,8 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
         return Hierarchy.from_rows(column, [[v, TOP] for v in values] or [["", TOP]], f"flat hierarchy of {column!r}")
     path = Path(text)
     if not path.exists():
-        raise InputError(f"hierarchy {text!r} is neither a file nor a builder "
-                         "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column)
+        raise InputError(f"hierarchy {text!r} is neither an existing file nor a builder "
+                         "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column, value=text)
     return load_arx(path, column)
 
 
@@ -86,12 +90,40 @@ def default_spec(column: str, values: Sequence[str], source: str | None = None) 
     return "flat"
 
 
+def locate(error: InputError, column: str, source: str | None, column_values: Sequence[str] | None,
+           row_number: Callable[[int], int] | None) -> InputError:
+    """The error with the data row of its value: in the location when the error is about the data file,
+    as a note when it names another file (the hierarchy)."""
+    if error.value is None or column_values is None:
+        return error.located(file=source, column=column)
+    try:
+        index = list(column_values).index(error.value)
+    except ValueError:
+        return error.located(file=source, column=column)
+    row = row_number(index) if row_number is not None else index + 1
+    if error.file is None or error.file == source:
+        return error.located(file=source, row=row, column=column)
+    return error.located(note=f" (first in row {row} of {source or 'the data'})")
+
+
 def resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
-            folder: str | os.PathLike | None, source: str | None = None) -> tuple[Hierarchy, str]:
+            folder: str | os.PathLike | None, source: str | None = None, *,
+            column_values: Sequence[str] | None = None,
+            row_number: Callable[[int], int] | None = None) -> tuple[Hierarchy, str]:
     """The validated hierarchy for one QI column and a short description of where it came from.
 
     `values` are the distinct non-missing values; `missing` the column's missing token, if any occurs.
+    Given the whole column (`column_values`) and `row_number` (data index -> row in `source`), errors about
+    a value also name the row where it first occurs.
     """
+    try:
+        return _resolve(column, values, missing, spec, folder, source)
+    except InputError as error:
+        raise locate(error, column, source, column_values, row_number) from None
+
+
+def _resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
+             folder: str | os.PathLike | None, source: str | None) -> tuple[Hierarchy, str]:
     if spec is None and folder is not None:
         found = find_in_dir(folder, column)
         spec = str(found) if found else None

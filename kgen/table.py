@@ -15,12 +15,14 @@ DEFAULT_MISSING = ("", "?", "NA")
 @dataclass(frozen=True, eq=False)
 class Table:
     """Columns of string values, all of length n. `source` names the file (for messages and to protect it
-    from being overwritten); `separator` is the one it was read with."""
+    from being overwritten); `separator` is the one it was read with; `row_numbers[i]` is data row i's row
+    number in the source file (None: rows are numbered from 1)."""
 
     columns: tuple[str, ...]
     values: Mapping[str, Sequence[str]]
     source: str | None = None
     separator: str = ","
+    row_numbers: Sequence[int] | None = None
 
     @property
     def n(self) -> int:
@@ -35,17 +37,28 @@ class Table:
     def rows(self) -> list[list[str]]:
         return [list(r) for r in zip(*(self.values[c] for c in self.columns))]
 
+    def row_number(self, index: int) -> int:
+        """The row number, in the source, of data row `index` (0-based): what a user sees in a spreadsheet."""
+        return self.row_numbers[index] if self.row_numbers is not None else index + 1
+
 
 def read_csv(path: str | os.PathLike, separator: str | None = None) -> Table:
     """Read a CSV file with a header row (`,` or `;` detected, UTF-8 with or without BOM)."""
-    header, rows, separator = read_table_rows(path, separator)
+    header, rows, separator, numbers = read_table_rows(path, separator)
     values = {c: [r[i] for r in rows] for i, c in enumerate(header)}
-    return Table(tuple(header), values, str(path), separator)
+    return Table(tuple(header), values, str(path), separator, tuple(numbers))
 
 
 def from_mapping(data: Mapping[str, Sequence[object]]) -> Table:
     """A table from {column: values}; values are turned into strings (None becomes empty = missing)."""
     columns = tuple(str(c) for c in data)
+    if len(set(columns)) != len(columns):
+        twice = next(c for c in columns if columns.count(c) > 1)
+        raise InputError(f"duplicate column name {twice!r}", column=twice, value=twice)
+    for c, v in data.items():
+        if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+            raise InputError(f"column {str(c)!r} must be a sequence of values, got {type(v).__name__}",
+                             column=str(c))
     lengths = {c: len(v) for c, v in data.items()}
     if len(set(lengths.values())) > 1:
         raise InputError(f"columns have different lengths: {lengths}")

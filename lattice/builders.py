@@ -8,26 +8,36 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from lattice.errors import InputError
 from lattice.hierarchy import TOP, Hierarchy
 
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+MAX_DIGITS = 18  # decimal rounding beyond 10^18 would need more levels than any table can use
+
+
+def is_number(value: str) -> bool:
+    """A plain decimal number (`-12`, `3.5`, `.5`, `1e3`); not `nan`, `inf`, `1_000` or non-ASCII digits."""
+    return NUMBER.fullmatch(value.strip()) is not None
+
 
 def _number(value: str, column: str) -> Decimal:
-    try:
-        number = Decimal(value.strip())
-    except InvalidOperation:
-        number = None
-    if number is None or not number.is_finite():
+    if not is_number(value):
         raise InputError(f"value {value!r} is not a number; a numeric hierarchy needs numbers "
                          "(declare the missing-value token or give a hierarchy file)", column=column, value=value)
-    return number
+    return Decimal(value.strip())
 
 
-def _interval(low: int, width: int) -> str:
-    return f"[{low}, {low + width - 1}]"
+def _interval(low: int, width: int, integral: bool = True) -> str:
+    """`[low, high]` for integers; `[low, low + width)` when the data has fractions (9.5 is not in [0, 9])."""
+    return f"[{low}, {low + width - 1}]" if integral else f"[{low}, {low + width})"
+
+
+def _integral(numbers: Iterable[Decimal]) -> bool:
+    return all(n == n.to_integral_value() for n in numbers)
 
 
 def _with_single_top(name: str, rows: list[list[str]], source: str) -> Hierarchy:
@@ -41,18 +51,25 @@ def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     """Decimal rounding, the paper's default for numbers: level L maps v to
     [floor(v / 10^L) * 10^L, floor(v / 10^L) * 10^L + 10^L - 1]; h = number of digits of max |v|.
 
-    Level h is one class for non-negative data; when it is not (negative numbers), a `*` level is added.
+    Negative numbers round down too (-5 -> [-10, -1]); level h is one class for non-negative data, and when
+    it is not (negative numbers) a `*` level is added. With fractions, intervals are half-open:
+    [0, 10) holds 9.5. Numbers of more than MAX_DIGITS digits are an error.
     """
     values = sorted(set(values))
     numbers = {v: _number(v, name) for v in values}
+    for value, number in numbers.items():
+        if number.copy_abs() >= Decimal(10) ** MAX_DIGITS:  # before floor(): 1e999999999 would not fit in memory
+            raise InputError(f"value {value!r} has more than {MAX_DIGITS} digits: too large for decimal "
+                             "rounding; give intervals or a hierarchy file", column=name, value=value)
     biggest = max((abs(int(math.floor(n))) for n in numbers.values()), default=0)
     h = max(1, len(str(biggest)))
+    integral = _integral(numbers.values())
     rows = []
     for value, number in numbers.items():
         row = [value]
         for level in range(1, h + 1):
             width = 10 ** level
-            row.append(_interval(int(math.floor(number / width)) * width, width))
+            row.append(_interval(int(math.floor(number / width)) * width, width, integral))
         rows.append(row)
     return _with_single_top(name, rows, f"decimal hierarchy of {name!r}")
 
@@ -67,10 +84,11 @@ def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) 
         if b % a:
             raise InputError(f"interval width {b} is not a multiple of {a}: the intervals would not nest",
                              column=name)
+    numbers = {value: _number(value, name) for value in sorted(set(values))}
+    integral = _integral(numbers.values())
     rows = []
-    for value in sorted(set(values)):
-        number = _number(value, name)
-        rows.append([value] + [_interval(int(math.floor(number / w)) * w, w) for w in widths] + [TOP])
+    for value, number in numbers.items():
+        rows.append([value] + [_interval(int(math.floor(number / w)) * w, w, integral) for w in widths] + [TOP])
     return Hierarchy.from_rows(name, rows, f"interval hierarchy of {name!r}")
 
 

@@ -7,7 +7,8 @@ class InputError(ValueError):
     """Bad user input: a file, row, column or value that cannot be used.
 
     The message is complete on its own; the optional fields let callers and tests inspect what went wrong.
-    `exit_code` is the CLI's exit status for this error (see the README's table of cases).
+    `exit_code` is the CLI's exit status for this error (see docs/input-errors.md): 2 for bad input or
+    usage, 3 for NoSolutionError.
     """
 
     exit_code = 2
@@ -31,9 +32,23 @@ class InputError(ValueError):
             parts.append(f"column {column!r}")
         where = ", ".join(parts)
         super().__init__(f"{where}: {message}" if where else message)
+        self.message = message
         self.file, self.row, self.column, self.value = file, row, column, value
         if exit_code is not None:
             self.exit_code = exit_code
+
+    def located(self, *, file: str | None = None, row: int | None = None, column: str | None = None,
+                note: str = "") -> InputError:
+        """A copy of this error (same class and exit code) with the location fields it lacks filled in
+        and `note` appended to the message: for callers that know where in the data the value came from."""
+        return type(self)(
+            self.message + note,
+            file=self.file if self.file is not None else file,
+            row=self.row if self.row is not None else row,
+            column=self.column if self.column is not None else column,
+            value=self.value,
+            exit_code=self.exit_code,
+        )
 
 
 class NoSolutionError(InputError):
