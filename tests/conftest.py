@@ -1,0 +1,81 @@
+"""Shared fixtures: the real datasets beside the clone, and the separate Python that runs pycanon.
+
+The datasets live in `../shared/data` relative to the repository (CI clones the repository with `shared/`
+beside it); `KGEN_SHARED` may point elsewhere. Tests that need them are skipped, with the path in the reason,
+when they are absent.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYCANON_SCRIPT = REPO / "tests" / "pycanon_check.py"
+
+ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+def shared_root() -> Path:
+    """`KGEN_SHARED` if set, else the `shared` folder beside the repository."""
+    override = os.environ.get("KGEN_SHARED")
+    return Path(override) if override else Path(__file__).parents[2] / "shared"
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path} (clone the repository with shared/ beside it, "
+                    "or set KGEN_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The folder `shared/data` with adult/, cargo2000/ and cup/."""
+    return _require(shared_root() / "data")
+
+
+@pytest.fixture(scope="session")
+def adult_dir(shared_data: Path) -> Path:
+    """Adult (30,162 rows, `;`) with its ARX hierarchies `adult_hierarchy_<QI>.csv`."""
+    return _require(shared_data / "adult")
+
+
+@pytest.fixture(scope="session")
+def adult_csv(adult_dir: Path) -> Path:
+    return _require(adult_dir / "adult.csv")
+
+
+@pytest.fixture(scope="session")
+def cargo_csv(shared_data: Path) -> Path:
+    """Cargo 2000: 3,942 rows, 98 columns, `nr` the identifier, `?` missing."""
+    return _require(shared_data / "cargo2000" / "c2k_data_comma.csv")
+
+
+@pytest.fixture(scope="session")
+def pycanon_python() -> str:
+    """The Python of a separate virtual environment with pycanon 1.3.6 (its pins clash with kgen's).
+
+    Named by `KGEN_PYCANON_PYTHON` (`.ci/run` creates it). Skipped when unset, except under CI=true, where
+    the cross-check must not be skipped silently: there the missing variable fails the test.
+    """
+    python = os.environ.get("KGEN_PYCANON_PYTHON")
+    if not python:
+        message = ("KGEN_PYCANON_PYTHON is not set: create a venv with `pip install pycanon==1.3.6` and point "
+                   "the variable at its python (.ci/run does this)")
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {message}")
+        pytest.skip(message)
+    try:
+        probe = subprocess.run(
+            [python, "-c", "import pycanon, importlib.metadata as m; print(m.version('pycanon'))"],
+            capture_output=True, text=True, timeout=120,
+        )
+    except OSError as error:
+        pytest.fail(f"KGEN_PYCANON_PYTHON={python} cannot be run: {error}")
+    if probe.returncode != 0:
+        pytest.fail(f"KGEN_PYCANON_PYTHON={python} cannot import pycanon: {probe.stderr.strip()[-500:]}")
+    return python
