@@ -12,6 +12,7 @@ from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel
 from kgen import hierarchies as hierarchy_specs
+from kgen import parallel
 from kgen.algorithms import make_search
 from kgen.config import Config
 from kgen.table import Table, as_table
@@ -20,7 +21,7 @@ from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP, Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
-from lattice.search.base import Limits, Problem, SearchResult
+from lattice.search.base import Evaluator, Limits, Problem, SearchResult
 
 SUPPRESSED = "*"
 
@@ -43,9 +44,10 @@ class Prepared:
     def heights(self) -> Node:
         return self.encoded.heights
 
-    def problem(self) -> Problem:
-        return Problem(self.evaluator, self.box, self.heights, self.evaluator.monotone_feasibility,
-                       self.evaluator.objective.monotone)
+    def problem(self, evaluator: Evaluator | None = None) -> Problem:
+        """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
+        return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
+                       self.evaluator.monotone_feasibility, self.evaluator.objective.monotone)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +85,7 @@ def validate(table: Table, config: Config) -> None:
     if config.k > table.n:
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
+    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
     if not 0.0 <= config.suppression <= 1.0:
         raise InputError(f"suppression must be a fraction in [0, 1], got {config.suppression}")
 
@@ -148,7 +151,10 @@ def search(prepared: Prepared, progress: Callable[[int, object], None] | None = 
     config = prepared.config
     algorithm = make_search(config.algorithm, config.options)
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
-    return algorithm.run(prepared.problem(), limits)
+    # Serial unless config asks for workers; the pool / Dask client and cluster are closed when the search ends.
+    with parallel.evaluator_for(prepared.evaluator, config.jobs, config.backend, config.scheduler,
+                                config.batch_size) as evaluator:
+        return algorithm.run(prepared.problem(evaluator), limits)
 
 
 def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool) -> Table:

@@ -16,6 +16,7 @@ from kgen.check import check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
 from kgen.hierarchies import find_in_dir
+from kgen.parallel import BACKENDS
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
 from lattice.errors import InputError
@@ -86,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast")
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
     anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
+                      help="parallel workers evaluating nodes (default 1: serial; -1: every core)")
+    anon.add_argument("--backend", choices=list(BACKENDS), default="loky",
+                      help="loky (local processes), threading, or dask (a Dask cluster)")
+    anon.add_argument("--scheduler", metavar="ADDRESS",
+                      help="a running Dask scheduler, e.g. tcp://host:8786 (with --backend dask; without it, "
+                           "dask starts a local cluster of --jobs workers)")
+    anon.add_argument("--batch-size", type=number(int, "batch-size"),
+                      help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--quiet", action="store_true")
@@ -139,6 +149,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         missing=tuple(args.missing), algorithm=args.algorithm, seed=args.seed,
         max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
         prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
+        jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
     )
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
     write_outputs(result, output, report, protected)

@@ -16,6 +16,9 @@ class Config:
     `hierarchies`: per QI, a spec (see `kgen.hierarchies`); `hierarchy_dir`: where to look for
     `*hierarchy_<QI>.csv` files. `options`: the algorithm's own parameters (e.g. population).
     `max_evaluations` / `time_limit` / `seed`: limits shared by all algorithms.
+    `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
+    of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
+    address; without it a local cluster); jobs 1 on a local backend is serial. Results do not depend on them.
     """
 
     qi: Sequence[str]
@@ -34,3 +37,7 @@ class Config:
     kernel: str = "fast"
     prune: bool = True
     drop_suppressed: bool = False
+    jobs: int = 1
+    backend: str = "loky"
+    scheduler: str | None = None
+    batch_size: int | None = None

@@ -1,0 +1,293 @@
+"""Parallel node evaluation through joblib: local processes (loky), threads, or a Dask cluster.
+
+`ParallelEvaluator` wraps a fitness `NodeEvaluator` behind the search's `Evaluator` protocol
+(`evaluate`, `evaluate_many` in input order). Evaluation is a pure function of the node and the table, so
+results are identical to the serial evaluator's on every backend; all randomness stays in the searches,
+which run in the parent process.
+
+How the work is shipped:
+- the table reaches each worker once: loky workers load it from a file written once with `joblib.dump`
+  (memory-mapped, `mmap_mode="r"`, so workers on one machine share the pages) and keep it in a worker-side
+  cache keyed by a token; Dask workers receive it once by `client.scatter(..., broadcast=True)` (joblib's
+  `scatter=`); threads share the parent's evaluator;
+- a call's new nodes go out in a few chunks per worker (or `batch_size` nodes per task), so one task
+  amortizes the round trip over many nodes;
+- nodes evaluated before are answered from a local cache and never sent again; calls with fewer than
+  `min_parallel` new nodes are evaluated in the parent (one node cannot be shared out, and shipping it
+  only adds a round trip).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import joblib
+
+from fitness.evaluator import Evaluation, NodeEvaluator
+from lattice.errors import InputError
+from lattice.node import Node
+
+BACKENDS = ("loky", "threading", "dask")
+TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
+DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
+
+
+def validate_options(jobs: int, backend: str, scheduler: str | None = None, batch_size: int | None = None,
+                     ) -> None:
+    """Raise an InputError for parallel options that cannot work."""
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or (jobs < 1 and jobs != -1):
+        raise InputError(f"jobs must be a whole number >= 1 (or -1 for every core), got {jobs!r}")
+    if scheduler is not None and backend != "dask":
+        raise InputError(f"a scheduler address ({scheduler}) is only used with the dask backend "
+                         "(--backend dask)")
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise InputError(f"batch size must be a whole number >= 1, got {batch_size!r}")
+    if backend == "dask":
+        try:
+            import dask  # noqa: F401
+            import distributed  # noqa: F401
+        except ImportError:
+            raise InputError(f"the dask backend needs Dask's optional extra: {DISTRIBUTED_EXTRA}") from None
+
+
+def wants_parallel(jobs: int, backend: str) -> bool:
+    """Whether these options ask for a ParallelEvaluator (else the serial evaluator is used as is)."""
+    return backend == "dask" or jobs != 1
+
+
+def resolve_jobs(jobs: int) -> int:
+    return (os.cpu_count() or 1) if jobs == -1 else jobs
+
+
+def fresh_copy(evaluator: NodeEvaluator) -> NodeEvaluator:
+    """The same evaluator without its caches: what is shipped to workers (they build their own)."""
+    return NodeEvaluator(evaluator.table, evaluator.models, evaluator.suppression_limit, evaluator.objective,
+                         evaluator.kernel)
+
+
+@dataclass(frozen=True)
+class SharedTable:
+    """A handle on an evaluator dumped to `path` (a few bytes per task instead of the table)."""
+
+    token: str
+    path: str
+
+
+_WORKER_CACHE: OrderedDict[str, NodeEvaluator] = OrderedDict()
+_WORKER_CACHE_SIZE = 2  # tokens are unique per ParallelEvaluator: keep the current one and its predecessor
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker_evaluator(shared: SharedTable) -> NodeEvaluator:
+    """The evaluator of `shared` in this worker process, loaded (memory-mapped) on first use only."""
+    with _WORKER_LOCK:
+        evaluator = _WORKER_CACHE.get(shared.token)
+        if evaluator is None:
+            evaluator = joblib.load(shared.path, mmap_mode="r")
+            _WORKER_CACHE[shared.token] = evaluator
+            while len(_WORKER_CACHE) > _WORKER_CACHE_SIZE:
+                _WORKER_CACHE.popitem(last=False)
+        return evaluator
+
+
+def evaluate_shared(shared: SharedTable, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Worker task (loky): evaluate a chunk of nodes on the worker's cached copy of the table."""
+    return _worker_evaluator(shared).evaluate_many(nodes)
+
+
+def evaluate_with(evaluator: NodeEvaluator, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Worker task (threads, Dask): evaluate a chunk on an evaluator already present in the worker."""
+    return evaluator.evaluate_many(nodes)
+
+
+def chunked(nodes: Sequence[Node], workers: int, batch_size: int | None) -> list[list[Node]]:
+    """Consecutive chunks of `batch_size` nodes, or by default about TASKS_PER_WORKER chunks per worker."""
+    if not nodes:
+        return []
+    size = batch_size or math.ceil(len(nodes) / (max(workers, 1) * TASKS_PER_WORKER))
+    return [list(nodes[i : i + size]) for i in range(0, len(nodes), size)]
+
+
+class ParallelEvaluator:
+    """Evaluates nodes of a NodeEvaluator's table on `jobs` workers of a joblib backend.
+
+    `backend`: "loky" (local processes), "threading", or "dask" (a `distributed.Client` on `scheduler`, or,
+    without one, a local cluster of `jobs` worker processes on 127.0.0.1). With a scheduler, the cluster's
+    worker threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about
+    two tasks per worker per call). Calls with fewer than `min_parallel` new nodes run in the parent.
+    Results equal the wrapped evaluator's, in input order. Close it (or use it as a context manager) to stop
+    the cluster, disconnect the client and delete the shared file.
+    """
+
+    def __init__(self, evaluator: NodeEvaluator, jobs: int = 2, backend: str = "loky",
+                 scheduler: str | None = None, batch_size: int | None = None, min_parallel: int = 2) -> None:
+        validate_options(jobs, backend, scheduler, batch_size)
+        self.evaluator = evaluator
+        self.backend = backend
+        self.scheduler = scheduler
+        self.batch_size = batch_size
+        self.min_parallel = max(1, min_parallel)
+        self.jobs = resolve_jobs(jobs)
+        self.workers = self.jobs
+        self.stats = {"local_nodes": 0, "remote_nodes": 0, "tasks": 0, "calls": 0}
+        self._cache: dict[Node, Evaluation] = {}
+        self._folder: str | None = None
+        self._cluster: Any = None
+        self._client: Any = None
+        self._parallel: joblib.Parallel | None = None
+        self._task: Any = None
+        self._closed = False
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self.backend == "threading":
+            self._payload: Any = self.evaluator
+            self._task = evaluate_with
+            self._parallel = joblib.Parallel(n_jobs=self.jobs, backend="threading", batch_size=1,
+                                             pre_dispatch="all")
+        elif self.backend == "loky":
+            self._folder = tempfile.mkdtemp(prefix="kgen-parallel-")
+            path = os.path.join(self._folder, "evaluator.joblib")
+            joblib.dump(fresh_copy(self.evaluator), path)
+            self._payload = SharedTable(uuid.uuid4().hex, path)
+            self._task = evaluate_shared
+            # max_nbytes=None: the arguments are a small handle and node tuples, nothing to memory-map.
+            self._parallel = joblib.Parallel(n_jobs=self.jobs, backend="loky", batch_size=1, pre_dispatch="all",
+                                             max_nbytes=None)
+        else:
+            self._start_dask()
+        self._parallel.__enter__()  # keep the pool (or the scattered data) across calls
+
+    def _start_dask(self) -> None:
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is None:
+            self._cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
+                                         host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+            self._client = Client(self._cluster, set_as_default=False)
+        else:
+            try:
+                self._client = Client(self.scheduler, set_as_default=False, timeout="10s")
+            except (OSError, TimeoutError) as error:
+                raise InputError(f"cannot connect to the Dask scheduler at {self.scheduler}: {error}") from None
+            try:
+                self._client.wait_for_workers(1, timeout=30)
+            except (OSError, TimeoutError):
+                raise InputError(f"the Dask scheduler at {self.scheduler} has no workers (waited 30 s); start "
+                                 f"some with: dask worker {self.scheduler}") from None
+        self.workers = max(1, sum(self._client.nthreads().values()))
+        self._payload = fresh_copy(self.evaluator)
+        self._task = evaluate_with
+        # The backend scatters the payload to every worker once; tasks then carry a reference to it.
+        with joblib.parallel_config(backend="dask", client=self._client, scatter=[self._payload]):
+            self._parallel = joblib.Parallel(n_jobs=-1, batch_size=1, pre_dispatch="all")
+
+    def close(self) -> None:
+        """Release the pool, the Dask client and cluster, and the shared file. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._parallel is not None:
+            try:
+                self._parallel.__exit__(None, None, None)
+            finally:
+                self._parallel = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+    def __enter__(self) -> ParallelEvaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the Evaluator protocol --------------------------------------------------------------------------
+
+    def evaluate(self, node: Sequence[int]) -> Evaluation:
+        return self.evaluate_many([node])[0]
+
+    def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
+        """Evaluations of `nodes` in input order; each distinct new node is evaluated once."""
+        keys = [tuple(int(v) for v in n) for n in nodes]
+        new = list(dict.fromkeys(n for n in keys if n not in self._cache))
+        if new:
+            self.stats["calls"] += 1
+            if len(new) < self.min_parallel:
+                results = self.evaluator.evaluate_many(new)
+                self.stats["local_nodes"] += len(new)
+            else:
+                results = self._remote(new)
+            for node, evaluation in zip(new, results, strict=True):
+                self._cache[node] = evaluation
+        return [self._cache[n] for n in keys]
+
+    def _remote(self, nodes: list[Node]) -> list[Evaluation]:
+        if self._parallel is None:
+            raise RuntimeError("ParallelEvaluator used after close()")
+        chunks = chunked(nodes, self.workers, self.batch_size)
+        outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
+        self.stats["tasks"] += len(chunks)
+        self.stats["remote_nodes"] += len(nodes)
+        return [e for output in outputs for e in output]
+
+    # -- the rest of the wrapped evaluator's interface, evaluated in the parent ---------------------------
+
+    @property
+    def table(self):
+        return self.evaluator.table
+
+    @property
+    def max_suppressed(self) -> int:
+        return self.evaluator.max_suppressed
+
+    @property
+    def monotone_feasibility(self) -> bool:
+        return self.evaluator.monotone_feasibility
+
+    def feasible(self, node: Sequence[int]) -> bool:
+        return self.evaluate(node).feasible
+
+    def describe(self) -> dict:
+        """The settings, for reports."""
+        return {"backend": self.backend, "jobs": self.jobs, "workers": self.workers, "scheduler": self.scheduler,
+                "batch_size": self.batch_size, "min_parallel": self.min_parallel}
+
+
+@contextmanager
+def evaluator_for(evaluator: NodeEvaluator, jobs: int = 1, backend: str = "loky", scheduler: str | None = None,
+                  batch_size: int | None = None, min_parallel: int = 2,
+                  ) -> Iterator[NodeEvaluator | ParallelEvaluator]:
+    """The evaluator to search with: `evaluator` itself when serial (jobs 1 on a local backend), else a
+    ParallelEvaluator around it, closed when the block ends."""
+    validate_options(jobs, backend, scheduler, batch_size)
+    if not wants_parallel(jobs, backend):
+        yield evaluator
+        return
+    with ParallelEvaluator(evaluator, jobs, backend, scheduler, batch_size, min_parallel) as parallel:
+        yield parallel
