@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -91,9 +92,11 @@ def validate(table: Table, config: Config) -> None:
 
 
 def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:
-    """The canonical missing token of a column: the first configured token that occurs in it."""
-    present = set(values)
-    return next((t for t in tokens if t in present), None)
+    """The canonical missing token of a column: the configured token that occurs most often in it (ties: the
+    first configured), so that one stray empty field does not turn every `?` of the release into ``."""
+    missing = set(tokens)
+    counts = Counter(v for v in values if v in missing)
+    return max(counts, key=lambda t: (counts[t], -tokens.index(t))) if counts else None
 
 
 def normalize(values: list[str], tokens: tuple[str, ...]) -> tuple[list[str], str | None]:
