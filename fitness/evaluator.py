@@ -17,6 +17,8 @@ from fitness.partition import Partition
 from fitness.supportmap import SupportMap
 from lattice.node import Node, precision_loss
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -54,13 +56,22 @@ class NodeEvaluator:
         self.max_suppressed = math.floor(suppression_limit * table.n + 1e-9)
         self.objective = objective or Precision()
         self.kernel = kernel
-        self.needs_rows = any(m.needs_rows for m in self.models)
+        # objectives that cost cells (NCP, Loss, entropy) must know which rows are suppressed
+        self.objective_rows = bool(getattr(self.objective, "needs_rows", False))
+        self.needs_rows = any(m.needs_rows for m in self.models) or self.objective_rows
         self._support: SupportMap | None = None
         self._cache: dict[Node, Evaluation] = {}
 
     @property
     def monotone_feasibility(self) -> bool:
         return self.max_suppressed == 0 or all(m.monotone_with_suppression for m in self.models)
+
+    @property
+    def monotone_loss(self) -> bool:
+        """The loss never decreases when a level rises among feasible nodes: always for a monotone objective;
+        with suppression limit 0 also for one that is monotone among nodes suppressing nothing."""
+        return bool(self.objective.monotone or (
+            self.max_suppressed == 0 and getattr(self.objective, "monotone_without_suppression", False)))
 
     @property
     def support_map(self) -> SupportMap:
@@ -90,10 +101,13 @@ class NodeEvaluator:
         released = partition.sizes[~bad]
         suppressed = int(partition.sizes[bad].sum())
         n = self.table.n
+        extra = {}
+        if self.objective_rows:
+            extra["suppressed_rows"] = np.flatnonzero(bad[partition.rows]) if suppressed else _NO_ROWS
         e = Evaluation(
             node=node,
             feasible=suppressed <= self.max_suppressed,
-            loss=float(self.objective(node, released, suppressed, self.table)),
+            loss=float(self.objective(node, released, suppressed, self.table, **extra)),
             log=precision_loss(node, self.table.heights),
             los=suppression_loss(suppressed, n),
             suppressed=suppressed,
@@ -107,6 +121,10 @@ class NodeEvaluator:
 
     def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
         return [self.evaluate(n) for n in nodes]
+
+    def clear_cache(self) -> None:
+        """Forget every cached evaluation, so that a benchmark times each search from a cold cache."""
+        self._cache.clear()
 
     def feasible(self, node: Sequence[int]) -> bool:
         return self.evaluate(node).feasible
