@@ -1,22 +1,48 @@
-"""Objectives: the information loss a search minimizes. LOG (precision) is the default."""
+"""Objectives: the information loss a search minimizes, each a loss in [0, 1] (lower is better).
+
+LOG (precision) is the default. The formulas, their normalizations and what each search guarantees per
+metric are in docs/metrics.md. Summary (n rows, q QIs, S the suppressed rows, E the released classes):
+
+- `log`: mean over QIs with h_i > 0 of x_i / h_i (depends on the node only).
+- `dm`: discernibility / n^2 = (sum_E |E|^2 + |S| n) / n^2.
+- `aecs`: ARX's average class size, suppressed rows counting as one class G = |E| + [|S| > 0]:
+  (n / G - 1) / (n - 1).
+- `ncp`: normalized certainty penalty in the generalization-hierarchy form: a value covering m of the M
+  leaf values of its QI costs (m - 1) / (M - 1); mean over rows and QIs; a suppressed cell costs 1.
+- `loss`: ARX-style generalized-interval loss: as `ncp`, but on numeric QIs a value costs
+  (max - min of the original values it covers) / (max - min of the column).
+- `entropy`: non-uniform entropy: a row's cell costs -log2(#rows with its original value / #rows with its
+  generalized value); a suppressed cell costs as if fully generalized, -log2(#original / n); the sum is
+  divided by that of the fully generalized table.
+
+`monotone` means the loss never decreases when a level rises, whatever is suppressed: only LOG. The others
+never decrease among nodes that suppress nothing (`monotone_without_suppression`), because releasing a
+suppressed row can lower them; the evaluator turns that into `monotone_loss` when the limit is 0.
+"""
 
 from __future__ import annotations
 
+import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from fitness.encoding import EncodedTable
-from lattice.node import precision_loss
+from fitness.encoding import EncodedQI, EncodedTable
+from fitness.metrics import aecs, discernibility, suppression_loss
+from lattice.errors import InputError
+from lattice.node import height, precision_loss
 
 
 class Objective(Protocol):
     """A loss in [0, 1] (lower is better) of a node given its released class sizes.
 
     `monotone`: the loss never decreases when a level rises, whatever is suppressed; exact searches may
-    stop on it (OLA's optimality rests on it).
+    stop on it (OLA's optimality rests on it). Optional attributes (read with getattr, default False):
+    `monotone_without_suppression`: the same among nodes that suppress no row; `needs_rows`: the evaluator
+    passes `suppressed_rows=` (indices of the suppressed rows) to the call.
     """
 
     name: str
@@ -32,7 +58,237 @@ class Precision:
 
     name: str = "log"
     monotone: bool = True
+    monotone_without_suppression: bool = True
+    needs_rows: bool = False
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
-                 table: EncodedTable) -> float:
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
         return precision_loss(node, table.heights)
+
+
+@dataclass(frozen=True)
+class Discernibility:
+    """DM / n^2 (DM <= n^2, since every row costs at most n)."""
+
+    name: str = "dm"
+    monotone: bool = False
+    monotone_without_suppression: bool = True
+    needs_rows: bool = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        n = table.n
+        return discernibility(released_sizes, suppressed, n) / (n * n) if n else 0.0
+
+
+@dataclass(frozen=True)
+class AverageClassSize:
+    """ARX's AECS n / G (G = released classes, plus one if any row is suppressed), mapped onto [0, 1] by
+    (AECS - 1) / (n - 1): 0 when every row is its own class, 1 for one class (or everything suppressed)."""
+
+    name: str = "aecs"
+    monotone: bool = False
+    monotone_without_suppression: bool = True
+    needs_rows: bool = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return aecs_normalized(released_sizes, suppressed, table.n)
+
+
+def aecs_normalized(released_sizes: np.ndarray, suppressed: int, n: int) -> float:
+    groups = int(released_sizes.size) + (1 if suppressed else 0)
+    if n <= 1 or groups == 0:
+        return 0.0
+    return (n / groups - 1.0) / (n - 1.0)
+
+
+# --- cell-cost metrics: NCP, Loss, non-uniform entropy ------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class CellCosts:
+    """Per QI i and level L, `leaf_cost[i][L][v]` = the cost of a cell whose original value is leaf v,
+    `total[i][L]` = that cost summed over all rows, `suppressed_cost[i][v]` = the cost of a suppressed cell,
+    and `norm` = the sum that maps the loss onto [0, 1]."""
+
+    leaf_cost: tuple[tuple[np.ndarray, ...], ...]
+    total: tuple[tuple[float, ...], ...]
+    suppressed_cost: tuple[np.ndarray, ...]
+    leaf_codes: tuple[np.ndarray, ...]
+    norm: float
+
+    def loss(self, node: Sequence[int], suppressed_rows: np.ndarray | None) -> float:
+        if self.norm <= 0:
+            return 0.0
+        value = sum(self.total[i][x] for i, x in enumerate(node))
+        if suppressed_rows is not None and suppressed_rows.size:
+            for i, x in enumerate(node):
+                leaves = self.leaf_codes[i][suppressed_rows]
+                value += float(np.sum(self.suppressed_cost[i][leaves] - self.leaf_cost[i][x][leaves]))
+        return min(max(value / self.norm, 0.0), 1.0)
+
+
+def leaf_map(qi: EncodedQI, level: int) -> np.ndarray:
+    """The level-`level` code of each leaf (level-0) code (leaf codes are dense: every leaf occurs)."""
+    out = np.zeros(qi.cards[0], dtype=np.int64)
+    out[qi.codes[0]] = qi.codes[level]
+    return out
+
+
+def _is_number(label: str) -> bool:
+    try:
+        return math.isfinite(float(label))
+    except ValueError:
+        return False
+
+
+def hierarchy_share(qi: EncodedQI, level: int) -> np.ndarray:
+    """Per leaf, (m - 1) / (M - 1) for the value covering it at `level` (m of the M leaves)."""
+    leaves = qi.cards[0]
+    if leaves <= 1:
+        return np.zeros(leaves)
+    mapping = leaf_map(qi, level)
+    covered = np.bincount(mapping, minlength=qi.cards[level])
+    return (covered[mapping] - 1.0) / (leaves - 1.0)
+
+
+def interval_share(qi: EncodedQI, level: int) -> np.ndarray | None:
+    """Per leaf, (max - min of the numeric leaves its value covers) / (max - min of the column), for a numeric
+    QI (at least two numbers, at most one other leaf: the missing token). Values that also cover the
+    non-numeric leaf fall back to the hierarchy share. None for a non-numeric QI."""
+    labels = qi.labels[0]
+    numeric = np.array([_is_number(v) for v in labels], dtype=bool)
+    if numeric.sum() < 2 or (~numeric).sum() > 1:
+        return None
+    numbers = np.array([float(v) if ok else np.nan for v, ok in zip(labels, numeric)])
+    span = np.nanmax(numbers) - np.nanmin(numbers)
+    if span <= 0:
+        return None
+    mapping = leaf_map(qi, level)
+    card = qi.cards[level]
+    high = np.full(card, -np.inf)
+    low = np.full(card, np.inf)
+    np.maximum.at(high, mapping[numeric], numbers[numeric])
+    np.minimum.at(low, mapping[numeric], numbers[numeric])
+    mixed = np.zeros(card, dtype=bool)
+    mixed[mapping[~numeric]] = True
+    width = np.where(np.isfinite(high) & np.isfinite(low), high - low, 0.0) / span
+    share = np.where(mixed & (np.bincount(mapping, minlength=card) > 1), np.nan, width)[mapping]
+    fallback = hierarchy_share(qi, level)
+    return np.where(np.isnan(share), fallback, share)
+
+
+_COSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cell_costs(table: EncodedTable, kind: str) -> CellCosts:
+    per_table = _COSTS.setdefault(table, {})
+    if kind not in per_table:
+        per_table[kind] = _build_costs(table, kind)
+    return per_table[kind]
+
+
+def _build_costs(table: EncodedTable, kind: str) -> CellCosts:
+    n = table.n
+    leaf_cost, totals, suppressed_cost, leaf_codes = [], [], [], []
+    norm = 0.0
+    for qi in table.qis:
+        counts = np.bincount(qi.codes[0], minlength=qi.cards[0]).astype(np.float64)
+        levels = []
+        for level in range(qi.height + 1):
+            if kind == "ncp":
+                cost = hierarchy_share(qi, level)
+            elif kind == "loss":
+                share = interval_share(qi, level)
+                cost = hierarchy_share(qi, level) if share is None else share
+            else:  # non-uniform entropy
+                mapping = leaf_map(qi, level)
+                generalized = np.bincount(mapping, weights=counts, minlength=qi.cards[level])[mapping]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    cost = np.where(counts > 0, -np.log2(counts / np.where(generalized > 0, generalized, 1)), 0.0)
+            levels.append(np.asarray(cost, dtype=np.float64))
+        if kind == "entropy":
+            with np.errstate(divide="ignore"):
+                worst = np.where(counts > 0, -np.log2(counts / max(n, 1)), 0.0)
+            norm += float(counts @ worst)
+        else:
+            worst = np.ones(qi.cards[0])
+            norm += n
+        leaf_cost.append(tuple(levels))
+        totals.append(tuple(float(counts @ c) for c in levels))
+        suppressed_cost.append(worst)
+        leaf_codes.append(qi.codes[0])
+    return CellCosts(tuple(leaf_cost), tuple(totals), tuple(suppressed_cost), tuple(leaf_codes), norm)
+
+
+@dataclass(frozen=True)
+class CellCostObjective:
+    """A loss that sums a cost per cell (row x QI): `ncp`, `loss` or `entropy` (see the module docstring)."""
+
+    name: str = "ncp"
+    monotone: bool = False
+    monotone_without_suppression: bool = True
+    needs_rows: bool = True
+
+    def __post_init__(self) -> None:
+        if self.name not in ("ncp", "loss", "entropy"):
+            raise ValueError(f"not a cell-cost metric: {self.name!r}")
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        return _cell_costs(table, self.name).loss(node, suppressed_rows)
+
+
+@dataclass(frozen=True)
+class NormalizedCertaintyPenalty(CellCostObjective):
+    name: str = "ncp"
+
+
+@dataclass(frozen=True)
+class GeneralizedLoss(CellCostObjective):
+    name: str = "loss"
+
+
+@dataclass(frozen=True)
+class NonUniformEntropy(CellCostObjective):
+    name: str = "entropy"
+
+
+OBJECTIVES = {
+    "log": Precision,
+    "dm": Discernibility,
+    "aecs": AverageClassSize,
+    "ncp": NormalizedCertaintyPenalty,
+    "loss": GeneralizedLoss,
+    "entropy": NonUniformEntropy,
+}
+
+
+def make_objective(name: str) -> Objective:
+    """The objective selected by `--metric NAME`; InputError for an unknown name."""
+    try:
+        return OBJECTIVES[name]()
+    except KeyError:
+        raise InputError(f"unknown metric {name!r}; choose one of: {', '.join(OBJECTIVES)}") from None
+
+
+def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.ndarray,
+                     suppressed_rows: np.ndarray) -> dict:
+    """Every metric of a node given its released class sizes and the indices of its suppressed rows:
+    raw figures (dm, aecs as in SPEC section 3, height) and every objective's loss in [0, 1]."""
+    n = table.n
+    suppressed = int(suppressed_rows.size)
+    return {
+        "log": precision_loss(node, table.heights),
+        "los": suppression_loss(suppressed, n),
+        "dm": discernibility(released_sizes, suppressed, n),
+        "dm_normalized": Discernibility()(node, released_sizes, suppressed, table),
+        "aecs": aecs(released_sizes, suppressed, n),
+        "aecs_normalized": aecs_normalized(released_sizes, suppressed, n),
+        "ncp": _cell_costs(table, "ncp").loss(node, suppressed_rows),
+        "loss": _cell_costs(table, "loss").loss(node, suppressed_rows),
+        "entropy": _cell_costs(table, "entropy").loss(node, suppressed_rows),
+        "height": height(node),
+    }

@@ -14,6 +14,7 @@ from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
+from kgen import parallel
 from kgen.algorithms import make_search
 from kgen.config import Config
 from kgen.table import Table, as_table
@@ -86,6 +87,7 @@ def validate(table: Table, config: Config) -> None:
     if config.k > table.n:
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
+    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
     parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
     if not 0.0 <= config.suppression <= 1.0:
         raise InputError(f"suppression must be a fraction in [0, 1], got {config.suppression}")
