@@ -6,14 +6,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import Evaluation, NodeEvaluator
-from fitness.models import KAnonymity, PrivacyModel
+from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
+from fitness.objective import make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
-from kgen import parallel
 from kgen import parallel
 from kgen.algorithms import make_search
 from kgen.config import Config
@@ -49,7 +50,7 @@ class Prepared:
     def problem(self, evaluator: Evaluator | None = None) -> Problem:
         """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
-                       self.evaluator.monotone_feasibility, self.evaluator.objective.monotone)
+                       self.evaluator.monotone_feasibility, self.evaluator.monotone_loss)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +89,6 @@ def validate(table: Table, config: Config) -> None:
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
     parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
-    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
     if not 0.0 <= config.suppression <= 1.0:
         raise InputError(f"suppression must be a fraction in [0, 1], got {config.suppression}")
 
@@ -112,7 +112,16 @@ def normalize(values: list[str], tokens: tuple[str, ...]) -> tuple[list[str], st
 
 
 def models_for(config: Config) -> list[PrivacyModel]:
-    return [KAnonymity(config.k)]
+    """k-anonymity, plus l-diversity and t-closeness on every sensitive column when `l` / `t_closeness` is set."""
+    models: list[PrivacyModel] = [KAnonymity(config.k)]
+    if (config.l is not None or config.t_closeness is not None) and not config.sensitive:
+        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sensitive COLUMN)")
+    for column in config.sensitive:
+        if config.l is not None:
+            models.append(l_diversity(column, config.l, config.l_variant, config.c))
+        if config.t_closeness is not None:
+            models.append(t_closeness(column, config.t_closeness, config.t_distance))
+    return models
 
 
 def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,
@@ -134,7 +143,8 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     sensitive = {c: dense_codes([v.strip() for v in table.column(c)]) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
     evaluator = NodeEvaluator(encoded, models if models is not None else models_for(config),
-                              config.suppression, objective, config.kernel)  # type: ignore[arg-type]
+                              config.suppression, objective if objective is not None else make_objective(config.metric),
+                              config.kernel)  # type: ignore[arg-type]
     heights = encoded.heights
     if not evaluator.feasible(heights):
         raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n))
@@ -185,12 +195,36 @@ def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppres
     return Table(table.columns, out, None, table.separator)
 
 
+BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+
+
+def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
+    """How `kgen apply` rebuilds a QI's hierarchy: a builder spec (rebuilt on the new data), else its paths."""
+    if source.partition(":")[0] in BUILDER_SPECS and not Path(source).exists():
+        return {"builder": source}
+    return {"rows": [list(path) for path in hierarchy.paths.values()]}
+
+
+def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
+    """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
+    column, the privacy figures of its released classes (fitness.models.sensitive_figures)."""
+    evaluator = prepared.evaluator
+    partition = evaluator.partition(node, with_rows=True)
+    bad = evaluator.violating(partition)
+    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
+    recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
+    privacy = [sensitive_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
+               for column in prepared.config.sensitive]
+    return metrics, privacy
+
+
 def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
                  released: Table) -> dict:
     """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows)."""
     config = prepared.config
     node = evaluation.node
     keep = ~suppressed
+    metrics, privacy = solution_figures(prepared, node)
     attributes = {}
     for qi, level in zip(prepared.encoded.qis, node):
         h = qi.height
@@ -236,6 +270,12 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
         "seconds": result.seconds,
         "prepare_seconds": prepared.seconds,
         "minimal_nodes_found": [list(m) for m in result.minimal],
+        "metric": prepared.config.metric,
+        "metrics": metrics,
+        "privacy": privacy,
+        "missing": list(config.missing),
+        "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
+                            for name in prepared.encoded.names},
         "attributes": attributes,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
     }

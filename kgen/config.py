@@ -16,6 +16,8 @@ class Config:
     `hierarchies`: per QI, a spec (see `kgen.hierarchies`); `hierarchy_dir`: where to look for
     `*hierarchy_<QI>.csv` files. `options`: the algorithm's own parameters (e.g. population).
     `max_evaluations` / `time_limit` / `seed`: limits shared by all algorithms.
+    `l` / `l_variant` (distinct, entropy, recursive) / `c`, `t_closeness` / `t_distance` (equal, ordered): models
+    on every `sensitive` column (see `kgen.api.models_for`); `metric`: the objective (`fitness.objective`).
     `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
     of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
     address; without it a local cluster); jobs 1 on a local backend is serial. Results do not depend on them.
@@ -29,6 +31,12 @@ class Config:
     suppression: float = 0.0
     identifiers: Sequence[str] = ()
     sensitive: Sequence[str] = ()
+    l: float | None = None  # noqa: E741 (the model's name for it)
+    l_variant: str = "distinct"
+    c: float | None = None
+    t_closeness: float | None = None
+    t_distance: str = "equal"
+    metric: str = "log"
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
