@@ -21,9 +21,6 @@ class Config:
     `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
     of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
     address; without it a local cluster); jobs 1 on a local backend is serial. Results do not depend on them.
-    `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
-    of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
-    address; without it a local cluster); jobs 1 on a local backend is serial. Results do not depend on them.
     """
 
     qi: Sequence[str]
@@ -48,10 +45,6 @@ class Config:
     kernel: str = "fast"
     prune: bool = True
     drop_suppressed: bool = False
-    jobs: int = 1
-    backend: str = "loky"
-    scheduler: str | None = None
-    batch_size: int | None = None
     jobs: int = 1
     backend: str = "loky"
     scheduler: str | None = None
