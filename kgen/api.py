@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -147,7 +148,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
                               config.kernel)  # type: ignore[arg-type]
     heights = encoded.heights
     if not evaluator.feasible(heights):
-        raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n))
+        raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n), file=table.source)
     box = Box(minimum_levels(heights, evaluator.feasible), heights) if (
         config.prune and evaluator.monotone_feasibility) else Box.full(heights)
     return Prepared(table, config, hierarchies, sources, qi_values, encoded, evaluator, box,
@@ -156,9 +157,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
 
 def no_solution_advice(config: Config, top: Evaluation, n: int) -> str:
     need = top.suppressed / n if n else 0.0
+    enough = math.ceil(need * 10_000) / 10_000  # rounded up: floor(enough * n) must reach top.suppressed
     return (f"no transformation satisfies the privacy model: even the most general node suppresses "
             f"{top.suppressed} of {n} rows ({need:.2%}) with suppression limit {config.suppression:.2%}. "
-            f"Raise --suppression to at least {need:.4f}, lower k (or l, or raise t), or use hierarchies "
+            f"Raise --suppression to at least {enough:.4f}, lower k (or l, or raise t), or use hierarchies "
             f"that generalize to a single value at the top")
 
 

@@ -55,7 +55,8 @@ def number(kind: type, name: str):
         try:
             return kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, got {text!r}") from None
+            noun = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"{name} must be a {noun}, got {text!r}") from None
     return parse
 
 

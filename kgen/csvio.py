@@ -178,8 +178,8 @@ def check_target(path: str | os.PathLike, protected: Iterable[str | os.PathLike]
     target = Path(path)
     for source in protected:
         if same_file(target, source):
-            raise InputError(f"is the input file {str(source)!r}: refusing to overwrite it; give another --output "
-                             "or --report", file=str(target))
+            raise InputError(f"is an input of this run ({str(source)!r}): refusing to overwrite it; give another "
+                             "--output or --report", file=str(target))
     if target.is_dir():
         raise InputError("is a folder: give a file name", file=str(target))
     folder = target.parent

@@ -31,9 +31,9 @@ class ProgressBar:
             text = f"\r[{bar}] {evaluations}/{self.total} nodes, {best_text}, {now:.1f}s"
         else:
             text = f"\r{evaluations} nodes, {best_text}, {now:.1f}s"
+        self.drawn = True  # before writing: a Ctrl-C during the write must still get its line ended by close()
         self.stream.write(text)
         self.stream.flush()
-        self.drawn = True
 
     def close(self) -> None:
         if self.drawn:
