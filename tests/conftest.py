@@ -16,8 +16,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PYCANON_SCRIPT = REPO / "tests" / "pycanon_check.py"
 
-ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
-
 
 def shared_root() -> Path:
     """`KGEN_SHARED` if set, else the `shared` folder beside the repository."""
