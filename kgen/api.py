@@ -126,8 +126,11 @@ def models_for(config: Config) -> list[PrivacyModel]:
 
 
 def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,
-            objective: object | None = None) -> Prepared:
-    """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2)."""
+            objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
+    """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
+
+    NoSolutionError when even the top node is infeasible, unless `require_feasible` is False (`kgen apply`
+    evaluates one given node and reports whether it holds)."""
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
@@ -147,7 +150,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
                               config.suppression, objective if objective is not None else make_objective(config.metric),
                               config.kernel)  # type: ignore[arg-type]
     heights = encoded.heights
-    if not evaluator.feasible(heights):
+    if require_feasible and not evaluator.feasible(heights):
         raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n), file=table.source)
     box = Box(minimum_levels(heights, evaluator.feasible), heights) if (
         config.prune and evaluator.monotone_feasibility) else Box.full(heights)

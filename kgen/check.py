@@ -34,10 +34,13 @@ class CheckResult:
     violating_rows: list[int]
     allowed: int
     details: dict = field(default_factory=dict)
+    # with sensitive rules: whether the suppressed rows meet every requirement and so form a class (None: >= k)
+    suppressed_class_ok: bool | None = None
 
     @property
     def passed(self) -> bool:
-        return not self.violating_rows and (self.suppressed_rows >= self.k or self.suppressed_rows <= self.allowed)
+        own_class = self.suppressed_rows >= self.k if self.suppressed_class_ok is None else self.suppressed_class_ok
+        return not self.violating_rows and (own_class or self.suppressed_rows <= self.allowed)
 
 
 def group_codes(table: Table, qis: Sequence[str]) -> np.ndarray:
@@ -50,7 +53,143 @@ def group_codes(table: Table, qis: Sequence[str]) -> np.ndarray:
     return key.reshape(-1)
 
 
-def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: float = 0.0) -> CheckResult:
+# Equal to a threshold counts as meeting it: rounding must not fail a class that meets it exactly.
+TOLERANCE = 1e-9
+L_VARIANTS = ("distinct", "entropy", "recursive")
+DISTANCES = ("equal", "ordered")
+
+
+@dataclass(frozen=True)
+class SensitiveRule:
+    """Requirements on the sensitive values of every released class: l-diversity (`l`, `variant` distinct |
+    entropy | recursive with `c`) and/or t-closeness (`t`, `distance` equal | ordered) on `column`.
+
+    t-closeness compares each class with the distribution of the column over all rows of the file (suppressed
+    rows included: they keep their sensitive values). The ordered distance orders the values numerically
+    when every value is a number, else as strings."""
+
+    column: str
+    l: float | None = None  # noqa: E741 (the model's name for it)
+    variant: str = "distinct"
+    c: float | None = None
+    t: float | None = None
+    distance: str = "equal"
+
+    def validate(self) -> None:
+        if self.l is None and self.t is None:
+            raise InputError(f"--sensitive {self.column}: give --l and/or --t-closeness to check")
+        if self.variant not in L_VARIANTS:
+            raise InputError(f"unknown l-diversity variant {self.variant!r}; choose distinct, entropy or recursive")
+        if self.distance not in DISTANCES:
+            raise InputError(f"unknown t-closeness distance {self.distance!r}; choose equal or ordered")
+        if self.l is not None and (self.l < 1 or (self.variant != "entropy" and not float(self.l).is_integer())):
+            raise InputError(f"l must be a whole number >= 1 ({self.variant} l-diversity), got {self.l}")
+        if self.l is not None and self.variant == "recursive" and (self.c is None or not self.c > 0):
+            raise InputError(f"recursive (c, l)-diversity needs c > 0 (--c), got {self.c}")
+        if self.t is not None and not 0.0 <= self.t <= 1.0:
+            raise InputError(f"t of t-closeness must be in [0, 1], got {self.t}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _ordered_emd(cls: np.ndarray, rank: np.ndarray, p: np.ndarray, cum_q: np.ndarray, count: int) -> np.ndarray:
+    """Per class, (1/(m-1)) sum_i |P(i) - Q(i)| over value positions i (P, Q cumulative distributions).
+
+    P is constant between the positions present in a class and Q is non-decreasing, so each run of positions
+    is summed in closed form from prefix sums of Q: no class x value matrix."""
+    m = cum_q.size
+    out = np.zeros(count)
+    if m <= 1:
+        return out
+    prefix = np.concatenate(([0.0], np.cumsum(cum_q)))
+
+    def run_sum(level: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        split = np.clip(np.searchsorted(cum_q, level, side="left"), a, b)
+        return (level * (split - a) - (prefix[split] - prefix[a])) + ((prefix[b] - prefix[split]) - level * (b - split))
+
+    running = np.cumsum(p)
+    first = np.concatenate(([True], cls[1:] != cls[:-1]))
+    base = np.maximum.accumulate(np.where(first, np.arange(cls.size), 0))
+    cum_p = running - np.concatenate(([0.0], running))[base]  # cumulative within each class
+    last = np.concatenate((cls[1:] != cls[:-1], [True]))
+    end = np.where(last, m, np.concatenate((rank[1:], [m])))
+    total = run_sum(cum_p, rank, end)
+    out += np.bincount(cls, weights=total, minlength=count)
+    starts = np.flatnonzero(first)  # positions before a class's first value: P = 0
+    out[cls[starts]] += run_sum(np.zeros(starts.size), np.zeros(starts.size, dtype=np.int64), rank[starts])
+    return np.clip(out / (m - 1), 0.0, 1.0)
+
+
+def sensitive_measures(classes: np.ndarray, values: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per class of `classes` (ids 0..count-1): distinct values, entropy (natural log), the sorted value
+    counts' head r_1 with a function for recursive tails, and the equal and ordered EMD to the distribution of
+    all rows."""
+    labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+    codes = codes.reshape(-1)
+    count = int(classes.max()) + 1 if classes.size else 0
+    m = labels.size
+    pairs, counts = np.unique(classes.astype(np.int64) * m + codes, return_counts=True)
+    cls, code = pairs // m, pairs % m
+    sizes = np.bincount(classes, minlength=count).astype(np.float64)
+    p = counts / sizes[cls]
+    q = np.bincount(codes, minlength=m) / classes.size
+    if all(_is_number(v) for v in labels):
+        order = np.argsort(np.array([float(v) for v in labels]), kind="stable")
+    else:
+        order = np.arange(m)  # np.unique sorted the labels as strings
+    rank_of = np.empty(m, dtype=np.int64)
+    rank_of[order] = np.arange(m)
+    by_rank = np.lexsort((rank_of[code], cls))
+    ordered = _ordered_emd(cls[by_rank], rank_of[code][by_rank], p[by_rank], np.cumsum(q[order]), count)
+    by_count = np.lexsort((-counts, cls))
+    return {
+        "distinct": np.bincount(cls, minlength=count),
+        "entropy": np.maximum(-np.bincount(cls, weights=p * np.log(p), minlength=count), 0.0),
+        # 1/2 sum_v |p_v - q_v|, where each value absent from a class contributes q_v
+        "t_equal": np.clip(0.5 * (1.0 + np.bincount(cls, weights=np.abs(p - q[code]) - q[code], minlength=count)),
+                           0.0, 1.0),
+        "t_ordered": ordered,
+        "_sorted_cls": cls[by_count],
+        "_sorted_counts": counts[by_count],
+    }
+
+
+def recursive_ratio(measures: dict[str, np.ndarray], l: int) -> np.ndarray:  # noqa: E741
+    """Per class r_1 / (r_l + ... + r_m) of its value counts sorted descending (inf with fewer than l values)."""
+    cls, counts = measures["_sorted_cls"], measures["_sorted_counts"].astype(np.float64)
+    count = measures["distinct"].size
+    starts = np.concatenate(([0], np.cumsum(measures["distinct"])[:-1]))
+    position = np.arange(cls.size) - starts[cls]
+    tail = np.bincount(cls, weights=np.where(position >= l - 1, counts, 0.0), minlength=count)
+    head = counts[starts] if cls.size else np.zeros(count)
+    with np.errstate(divide="ignore"):
+        return np.where(tail > 0, head / np.where(tail > 0, tail, 1.0), np.inf)
+
+
+def rule_violations(rule: SensitiveRule, measures: dict[str, np.ndarray]) -> np.ndarray:
+    """Per class: does it break the rule?"""
+    bad = np.zeros(measures["distinct"].size, dtype=bool)
+    if rule.l is not None:
+        if rule.variant == "distinct":
+            bad |= measures["distinct"] < rule.l
+        elif rule.variant == "entropy":
+            bad |= measures["entropy"] < math.log(rule.l) - TOLERANCE
+        else:
+            bad |= ~(recursive_ratio(measures, int(rule.l)) < rule.c)
+    if rule.t is not None:
+        bad |= measures["t_" + rule.distance] > rule.t + TOLERANCE
+    return bad
+
+
+def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: float = 0.0,
+                      rules: Sequence[SensitiveRule] = ()) -> CheckResult:
+    """k-anonymity with suppression, plus the `rules` on sensitive columns: a class breaking any requirement is
+    treated like a class smaller than k. `details[column]` gives the figures of the released classes."""
     if k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k}")
     if not 0.0 <= suppression <= 1.0:
@@ -59,6 +198,9 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         raise InputError("no quasi-identifiers given (--qi)")
     for column in qis:
         table.column(column)
+    for rule in rules:
+        rule.validate()
+        table.column(rule.column)
     n = table.n
     allowed = math.floor(suppression * n + 1e-9)
     if n == 0:
@@ -66,14 +208,37 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     classes = group_codes(table, qis)
     sizes = np.bincount(classes)
     starred = np.all(np.stack([np.asarray(table.column(c), dtype=object) == SUPPRESSED for c in qis]), axis=0)
-    small = sizes[classes] < k
+    bad_class = sizes < k
+    measures = {}
+    for rule in rules:
+        if rule.column not in measures:
+            measures[rule.column] = sensitive_measures(classes, table.column(rule.column))
+        bad_class |= rule_violations(rule, measures[rule.column])
+    small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
-    released = ~(small & starred)  # a group of suppressed rows smaller than k is not a class
+    released = ~(small & starred)  # a group of suppressed rows that breaks the model is not a class
     released_sizes = np.bincount(classes[released]) if released.any() else np.zeros(0, dtype=np.int64)
     released_sizes = released_sizes[released_sizes > 0]
+    kept = np.zeros(bad_class.size, dtype=bool)
+    kept[classes[released]] = True
+    details = {column: sensitive_figures(m, kept) for column, m in measures.items()}
     return CheckResult(
         rows=n, k=k, classes=int(released_sizes.size),
         smallest_class=int(released_sizes.min()) if released_sizes.size else 0,
         suppressed_rows=int(starred.sum()),
-        violating_rows=violating.tolist(), allowed=allowed,
+        violating_rows=violating.tolist(), allowed=allowed, details=details,
+        suppressed_class_ok=None if not rules else bool(starred.any() and not small[starred].any()),
     )
+
+
+def sensitive_figures(measures: dict[str, np.ndarray], kept: np.ndarray) -> dict:
+    """Least distinct and entropy l (exp of the least entropy) and largest t distances of the kept classes."""
+    if not kept.any():
+        return {"classes": 0}
+    return {
+        "classes": int(kept.sum()),
+        "min_distinct_l": int(measures["distinct"][kept].min()),
+        "min_entropy_l": float(np.exp(measures["entropy"][kept].min())),
+        "max_t_equal": float(measures["t_equal"][kept].max()),
+        "max_t_ordered": float(measures["t_ordered"][kept].max()),
+    }

@@ -11,8 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from fitness.objective import OBJECTIVES
 from kgen import api
-from kgen.check import check_k_anonymity
+from kgen import apply as applying
+from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
 from kgen.hierarchies import find_in_dir
@@ -67,6 +69,18 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
 
 
+def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
+    """l-diversity and t-closeness on the --sensitive columns."""
+    parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
+    parser.add_argument("--l-variant", choices=["distinct", "entropy", "recursive"], default="distinct",
+                        help="distinct (default), entropy, or recursive (c, l)-diversity (needs --c)")
+    parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
+    parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
+                        help="t of t-closeness on every sensitive column (EMD to the whole table)")
+    parser.add_argument("--t-distance", choices=["equal", "ordered"], default="equal",
+                        help="equal (categories, default) or ordered (numbers, else label order)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -76,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_arguments(anon)
     anon.add_argument("--identifier", type=columns, default=[], help="identifier columns (replaced by *)")
     anon.add_argument("--sensitive", type=columns, default=[], help="sensitive columns (kept)")
+    add_sensitive_arguments(anon)
+    anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
+                      help="the information loss to minimize (default log; see docs/metrics.md)")
     anon.add_argument("--hierarchy", action="append", default=[], metavar="COL=SPEC",
                       help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat")
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
@@ -105,6 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("input")
     add_model_arguments(check)
     check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
+    check.add_argument("--sensitive", type=columns, default=[], help="sensitive columns to check l / t on")
+    add_sensitive_arguments(check)
+
+    apply = commands.add_parser("apply", help="apply the node of a saved report to new data")
+    apply.add_argument("input")
+    apply.add_argument("--report", required=True, help="the JSON report of an earlier kgen anonymize")
+    apply.add_argument("--output", required=True, help="anonymized CSV")
+    apply.add_argument("--apply-report", help="JSON report of this run (default: OUTPUT with .json)")
+    apply.add_argument("--hierarchy", action="append", default=[], metavar="COL=SPEC",
+                       help="override a QI's hierarchy saved in the report")
+    apply.add_argument("--suppression", type=number(float, "suppression"),
+                       help="suppression limit (default: the report's)")
+    apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    apply.add_argument("--quiet", action="store_true")
 
     demo = commands.add_parser("demo", help="anonymize the embedded Adult dataset and summarize")
     demo.add_argument("--k", type=number(int, "k"), default=5)
@@ -150,6 +181,8 @@ def run_anonymize(args: argparse.Namespace) -> int:
         missing=tuple(args.missing), algorithm=args.algorithm, seed=args.seed,
         max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
         prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
+        l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
+        metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
     )
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
@@ -206,6 +239,7 @@ def summary(result: api.Result, output: Path | None, report: Path | None) -> str
         f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes {r['classes']}"
         f"  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}",
     ]
+    lines += metric_lines(r)
     for name, a in r["attributes"].items():
         lines.append(f"  {name:>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
                      f"distinct {a['distinct_before']} -> {a['distinct_after']}")
@@ -216,9 +250,35 @@ def summary(result: api.Result, output: Path | None, report: Path | None) -> str
     return "\n".join(lines)
 
 
+def metric_lines(r: dict) -> list[str]:
+    """The objective, every metric and the privacy figures of a report (anonymize or apply)."""
+    lines = []
+    m = r.get("metrics")
+    if m:
+        lines.append(f"  objective {r.get('metric', 'log')} = {r['loss']:.4f}; NCP {m['ncp']:.4f}  Loss {m['loss']:.4f}"
+                     f"  entropy {m['entropy']:.4f}  DM {m['dm']:.0f}  AECS {m['aecs']:.1f}")
+    for f in r.get("privacy", []):
+        if f.get("min_distinct_l") is None:
+            continue
+        extra = (f"  recursive r1/tail(l={f['recursive_l']}) {f['max_recursive_ratio']:.3f}"
+                 if "recursive_l" in f else "")
+        lines.append(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l {f['min_entropy_l']:.3f}  "
+                     f"t equal {f['max_t_equal']:.4f}  t ordered {f['max_t_ordered']:.4f}{extra}")
+    return lines
+
+
+def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
+    if (args.l is not None or args.t_closeness is not None) and not args.sensitive:
+        raise InputError("--l and --t-closeness need a sensitive column (--sensitive COLUMN)")
+    if args.l is None and args.t_closeness is None:
+        return []
+    return [SensitiveRule(column, args.l, args.l_variant, args.c, args.t_closeness, args.t_distance)
+            for column in args.sensitive]
+
+
 def run_check(args: argparse.Namespace) -> int:
     table = read_csv(args.input)
-    result = check_k_anonymity(table, args.qi, args.k, args.suppression)
+    result = check_k_anonymity(table, args.qi, args.k, args.suppression, sensitive_rules(args))
     status = "PASS" if result.passed else "FAIL"
     print(f"{status}: {args.input}: {result.rows} rows, {result.classes} classes, smallest class "
           f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} released rows in classes "
@@ -227,9 +287,43 @@ def run_check(args: argparse.Namespace) -> int:
         shown = result.violating_rows[: args.show]
         more = len(result.violating_rows) - len(shown)
         print(f"  violating rows: {', '.join(map(str, shown))}" + (f" and {more} more" if more > 0 else ""))
-    if result.k > result.suppressed_rows > result.allowed:
+    for column, f in result.details.items():
+        if f.get("classes"):
+            print(f"  {column}: distinct l {f['min_distinct_l']}, entropy l {f['min_entropy_l']:.3f}, "
+                  f"t equal {f['max_t_equal']:.4f}, t ordered {f['max_t_ordered']:.4f} (released classes)")
+    own_class = result.suppressed_rows >= result.k if result.suppressed_class_ok is None else result.suppressed_class_ok
+    if not own_class and result.suppressed_rows > result.allowed:
         print(f"  {result.suppressed_rows} suppressed rows exceed the limit of {result.allowed}")
     return 0 if result.passed else 1
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    report = Path(args.apply_report) if args.apply_report else output.with_suffix(".json")
+    overrides = parse_hierarchies(args.hierarchy)
+    protected = [args.input, args.report] + [s for s in overrides.values() if Path(s).is_file()]
+    if same_file(output, report):
+        raise InputError("is given for both the output and the apply report: give a different --apply-report",
+                         file=str(output))
+    for target in (output, report):
+        check_target(target, protected)
+    applied = applying.apply(read_csv(args.input), args.report, overrides=overrides,
+                             suppression=args.suppression, drop_suppressed=args.drop_suppressed)
+    table, r = applied.release, applied.report
+    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
+                       (report, json.dumps(r, indent=2) + "\n")], protected=protected)
+    if not args.quiet:
+        print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
+              f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
+              f"smallest {r['smallest_class']}")
+        print("\n".join(metric_lines(r)))
+        print(f"  wrote {output} and {report}")
+    if not applied.holds:
+        print(f"kgen: error: the privacy model does not hold within the suppression limit on {args.input}: "
+              f"{r['suppressed']} rows break it, {r['max_suppressed_rows']} may be suppressed (the output "
+              "suppresses all of them)", file=sys.stderr)
+        return EXIT_NO_SOLUTION
+    return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -252,7 +346,8 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0 if verified.passed else 1
 
 
-COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo}
+COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply}
+EXIT_NO_SOLUTION = 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
