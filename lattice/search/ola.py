@@ -1,0 +1,188 @@
+"""OLA (El Emam et al. 2009): exact search by recursive binary search over sub-lattices with predictive tagging.
+
+KMIN(B, T), with T known feasible: for every node N at the middle height of the sub-lattice [B, T], classify
+N (by its tag, else by evaluating it and tagging: a feasible node tags every node above it feasible, an
+infeasible one every node below it infeasible) and recurse into [B, N] if N is feasible, else into [N, T].
+A two-node sub-lattice yields B if it is feasible, else T. Every k-minimal node (feasible, no feasible node
+below it) is reached this way and is evaluated, so the minimal nodes of the evaluated feasible nodes are
+exactly the k-minimal nodes, and for a loss that never decreases when a level rises the best evaluated
+node is the optimum. Without monotone feasibility tagging is unsound and OLA evaluates the whole box;
+without a monotone loss it also evaluates every node not known infeasible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lattice.box import Box
+from lattice.node import Node, height
+from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+
+FEASIBLE, UNKNOWN, INFEASIBLE = 1, 0, -1
+
+
+class DenseTags:
+    """Tags of every node of a box in one int8 array (1 feasible, -1 infeasible, 0 unknown).
+
+    Tagging the up-set or down-set of a node is one slice assignment.
+    """
+
+    def __init__(self, box: Box) -> None:
+        self.lower = box.lower
+        self.array = np.zeros([b - a + 1 for a, b in zip(box.lower, box.upper)], dtype=np.int8)
+
+    def get(self, node: Node) -> int:
+        return int(self.array[tuple(x - a for x, a in zip(node, self.lower))])
+
+    def tag(self, node: Node, feasible: bool) -> None:
+        if feasible:
+            self.array[tuple(slice(x - a, None) for x, a in zip(node, self.lower))] = FEASIBLE
+        else:
+            self.array[tuple(slice(0, x - a + 1) for x, a in zip(node, self.lower))] = INFEASIBLE
+
+
+class SparseTags:
+    """Tags kept as the lists of tagging nodes, for boxes too large for an array.
+
+    A node is tagged feasible if a feasible tagging node lies below it, infeasible if an infeasible one lies
+    above it. Only tagging nodes not already implied are stored.
+    """
+
+    def __init__(self, dims: int) -> None:
+        self.nodes = {FEASIBLE: np.empty((64, dims), dtype=np.int32), INFEASIBLE: np.empty((64, dims), dtype=np.int32)}
+        self.count = {FEASIBLE: 0, INFEASIBLE: 0}
+
+    def get(self, node: Node) -> int:
+        x = np.asarray(node, dtype=np.int32)
+        up = self.nodes[FEASIBLE][: self.count[FEASIBLE]]
+        if up.size and np.any(np.all(up <= x, axis=1)):
+            return FEASIBLE
+        down = self.nodes[INFEASIBLE][: self.count[INFEASIBLE]]
+        if down.size and np.any(np.all(down >= x, axis=1)):
+            return INFEASIBLE
+        return UNKNOWN
+
+    def tag(self, node: Node, feasible: bool) -> None:
+        kind = FEASIBLE if feasible else INFEASIBLE
+        if self.get(node) == kind:
+            return
+        store, n = self.nodes[kind], self.count[kind]
+        if n == len(store):
+            store = self.nodes[kind] = np.concatenate([store, np.empty_like(store)])
+        store[n] = node
+        self.count[kind] = n + 1
+
+
+def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
+    return DenseTags(box) if box.size <= dense_limit else SparseTags(box.dims)
+
+
+def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[Node]:
+    """The nodes base + d with 0 <= d_i <= ranges_i and sum(d) = h, in lexicographic order of d."""
+    q = len(ranges)
+    suffix = [0] * (q + 1)
+    for i in range(q - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + ranges[i]
+    if not 0 <= h <= suffix[0]:
+        return
+    x = list(base)
+
+    def fill(i: int, rest: int) -> Iterator[Node]:
+        if i == q - 1:
+            x[i] = base[i] + rest
+            yield tuple(x)
+            return
+        for d in range(max(0, rest - suffix[i + 1]), min(ranges[i], rest) + 1):
+            x[i] = base[i] + d
+            yield from fill(i + 1, rest - d)
+
+    if q == 0:
+        yield ()
+    else:
+        yield from fill(0, h)
+
+
+@dataclass(frozen=True)
+class OLA:
+    """Optimal Lattice Anonymization over the problem's box; exact when it completes.
+
+    `dense_limit`: boxes with at most this many nodes keep their tags in one array (one byte per node).
+    """
+
+    dense_limit: int = 1 << 26
+    name: str = "ola"
+
+    def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        budget = Budget(problem, limits)
+        box = problem.box
+        tagging = problem.monotone_feasibility
+        mode = "tagging" if tagging else "whole box (feasibility not monotone)"
+        if tagging and not problem.monotone_loss:
+            mode = "tagging, then every node not tagged infeasible (loss not monotone)"
+        params = {"dense_limit": self.dense_limit, "predictive_tagging": tagging, "mode": mode}
+        stats = {"visited": 0, "tag_hits": 0}
+
+        def body(trace: list[dict]) -> None:
+            try:
+                if not tagging:
+                    evaluate_all(budget, box.nodes(), lambda node: False)
+                    return
+                tags = make_tags(box, self.dense_limit)
+                self._search(budget, tags, stats)
+                if not problem.monotone_loss:
+                    evaluate_all(budget, box.nodes(), lambda node: tags.get(node) == INFEASIBLE)
+            finally:
+                trace.append({"evaluations": budget.evaluations, "visited": stats["visited"],
+                              "tag_hits": stats["tag_hits"], "feasible": len(budget.feasible),
+                              "seconds": budget.seconds})
+
+        return guarded(budget, self.name, body, params)
+
+    def _search(self, budget: Budget, tags: DenseTags | SparseTags, stats: dict) -> None:
+        box = budget.problem.box
+
+        def classify(node: Node) -> bool:
+            stats["visited"] += 1
+            if stats["visited"] % 4096 == 0:
+                budget.check_time()
+            tag = tags.get(node)
+            if tag != UNKNOWN:
+                stats["tag_hits"] += 1
+                return tag == FEASIBLE
+            feasible = budget.evaluate(node).feasible
+            tags.tag(node, feasible)
+            return feasible
+
+        def kmin(bottom: Node, top: Node) -> None:
+            span = height(top) - height(bottom)
+            if span > 1:
+                ranges = [t - b for b, t in zip(bottom, top)]
+                for node in level_nodes(bottom, ranges, span // 2):
+                    if classify(node):
+                        kmin(bottom, node)
+                    else:
+                        kmin(node, top)
+            elif span == 1:
+                classify(bottom)  # a feasible bottom is a candidate; otherwise the (feasible) top is
+
+        if not classify(box.upper):
+            return  # monotone: nothing in the box is feasible
+        if box.lower == box.upper:
+            return
+        kmin(box.lower, box.upper)
+
+
+def evaluate_all(budget: Budget, nodes: Iterator[Node], skip, batch: int = 256) -> None:
+    """Evaluate the nodes that `skip` does not rule out, in batches."""
+    chunk: list[Node] = []
+    for node in nodes:
+        if skip(node):
+            continue
+        chunk.append(node)
+        if len(chunk) == batch:
+            budget.evaluate_many(chunk)
+            chunk = []
+    budget.evaluate_many(chunk)

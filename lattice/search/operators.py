@@ -1,0 +1,237 @@
+"""The genetic operators of KGen (SPEC section 4) as pure functions on lattice nodes.
+
+Every function that draws takes an explicit `rng` (anything with `random.Random`'s `random`, `randint`,
+`randrange` and `choice`), so a run is reproducible from its seed and no randomness is drawn in workers.
+Nodes are tuples of ints; `lower` and `upper` are the corners of the (pre-pruned) box.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator, Sequence
+from typing import Protocol
+
+from lattice.node import Node
+
+MAX_PENALTY = 0.9
+
+
+class Rng(Protocol):
+    def random(self) -> float: ...
+
+    def randint(self, a: int, b: int) -> int: ...
+
+    def randrange(self, stop: int) -> int: ...
+
+    def choice(self, seq: Sequence): ...
+
+
+# --- lattice helpers ---------------------------------------------------------------------------------------
+
+def meet(p0: Sequence[int], p1: Sequence[int]) -> Node:
+    """The greatest node below both: gene-wise minimum."""
+    return tuple(min(a, b) for a, b in zip(p0, p1, strict=True))
+
+
+def join(p0: Sequence[int], p1: Sequence[int]) -> Node:
+    """The least node above both: gene-wise maximum."""
+    return tuple(max(a, b) for a, b in zip(p0, p1, strict=True))
+
+
+def rand_between(a: Sequence[int], b: Sequence[int], rng: Rng) -> Node:
+    """A node drawn gene by gene uniformly in [a_i, b_i]. Requires a <= b."""
+    return tuple(rng.randint(x, y) for x, y in zip(a, b, strict=True))
+
+
+# --- crossover ---------------------------------------------------------------------------------------------
+
+def crossover_probe(p0: Sequence[int], p1: Sequence[int], feasible0: bool, feasible1: bool) -> Node | None:
+    """The node whose feasibility the crossover of these parents needs, or None.
+
+    Both parents feasible: the meet; neither: the join; exactly one: nothing (the meet is below an
+    infeasible parent and the join above a feasible one, so both are known by monotonicity).
+    Separate from `crossover` so a generation's probes can be evaluated in one batch.
+    """
+    if feasible0 and feasible1:
+        return meet(p0, p1)
+    if not feasible0 and not feasible1:
+        return join(p0, p1)
+    return None
+
+
+def crossover(p0: Sequence[int], p1: Sequence[int], feasible0: bool, feasible1: bool,
+              probe_feasible: bool | None, rng: Rng) -> list[Node]:
+    """KGen's lattice crossover; 1 to 3 children. `probe_feasible` answers `crossover_probe`.
+
+    - both feasible: [meet] if the meet is feasible, else [rand(meet, p0), rand(meet, p1)];
+    - neither feasible: [join], plus rand(p0, join) and rand(p1, join) if the join is infeasible;
+    - only p_a feasible: [rand(meet, p_a)].
+    """
+    low, high = meet(p0, p1), join(p0, p1)
+    if feasible0 and feasible1:
+        if probe_feasible is None:
+            raise ValueError("the crossover of two feasible parents needs the meet's feasibility")
+        return [low] if probe_feasible else [rand_between(low, p0, rng), rand_between(low, p1, rng)]
+    if not feasible0 and not feasible1:
+        if probe_feasible is None:
+            raise ValueError("the crossover of two infeasible parents needs the join's feasibility")
+        if probe_feasible:
+            return [high]
+        return [high, rand_between(p0, high, rng), rand_between(p1, high, rng)]
+    return [rand_between(low, p0 if feasible0 else p1, rng)]
+
+
+# --- mutation ----------------------------------------------------------------------------------------------
+
+def standard_mutation(node: Sequence[int], lower: Sequence[int], upper: Sequence[int], rng: Rng) -> Node:
+    """The paper's mutation: one gene (among those with a choice) moves to another level of [lb_i, h_i].
+
+    The node moves up or down a strategy path through it. A box of a single node returns the node.
+    """
+    movable = [i for i, (a, b) in enumerate(zip(lower, upper)) if a < b]
+    if not movable:
+        return tuple(node)
+    i = rng.choice(movable)
+    level = rng.randint(lower[i], upper[i] - 1)
+    out = list(node)
+    out[i] = level if level < node[i] else level + 1  # uniform over the other levels
+    return tuple(out)
+
+
+def reset_mutation(node: Sequence[int], lower: Sequence[int], upper: Sequence[int], rate: float,
+                   rng: Rng) -> Node:
+    """The prototype's mutation: each gene is redrawn uniformly in [lb_i, h_i] with probability `rate`."""
+    return tuple(rng.randint(a, b) if rng.random() < rate else x for x, a, b in zip(node, lower, upper))
+
+
+def horizontal_count(q: int, fraction: float = 0.2) -> int:
+    """m = fraction * q rounded up to an even number, at least 2 and at most q."""
+    m = 2 * math.ceil(fraction * q / 2)
+    return min(max(m, 2), q)
+
+
+def horizontal_mutation(node: Sequence[int], lower: Sequence[int], upper: Sequence[int], rng: Rng,
+                        fraction: float = 0.2) -> Node:
+    """Move sideways to another strategy path at about the same height.
+
+    Picks m = `horizontal_count(q, fraction)` distinct genes one at a time, alternately one that can rise
+    (raised to a uniform level in (x_i, h_i]) and one that can fall (lowered to a uniform level in
+    [lb_i, x_i)). Exactly m genes change unless the box runs out of genes with room in the needed direction,
+    in which case the alternation stops there.
+    """
+    out = list(node)
+    chosen: set[int] = set()
+    for j in range(horizontal_count(len(out), fraction)):
+        up = j % 2 == 0
+        room = [i for i in range(len(out)) if i not in chosen and (out[i] < upper[i] if up else out[i] > lower[i])]
+        if not room:
+            break
+        i = rng.choice(room)
+        chosen.add(i)
+        out[i] = rng.randint(out[i] + 1, upper[i]) if up else rng.randint(lower[i], out[i] - 1)
+    return tuple(out)
+
+
+def horizontal_probability(age: int, base: float = 0.4, mode: str = "paper") -> float:
+    """Probability of a horizontal mutation: min(1, base + age/10) ("paper"), or the prototype's age/10."""
+    if mode == "paper":
+        return min(1.0, base + age / 10)
+    if mode == "prototype":
+        return min(1.0, age / 10)
+    raise ValueError(f"unknown horizontal mode {mode!r}")
+
+
+# --- penalty and selection ---------------------------------------------------------------------------------
+
+def penalty(age: int) -> float:
+    """pn(s) = min(0.9, age / 10): 0 at birth, +0.1 for every generation survived."""
+    return min(MAX_PENALTY, age / 10)
+
+
+def rescaled_penalties(ages: Sequence[int]) -> list[float]:
+    """The prototype's penalties: ages rescaled min-max onto [0, 0.9] within the population."""
+    low, high = min(ages, default=0), max(ages, default=0)
+    if high == low:
+        return [0.0] * len(ages)
+    return [MAX_PENALTY * (a - low) / (high - low) for a in ages]
+
+
+def penalized_score(fitness: float, pn: float) -> float:
+    """w(s) = (1 - pn(s)) * f(s)."""
+    return (1.0 - pn) * fitness
+
+
+def penalized_scores(fitnesses: Sequence[float], ages: Sequence[int], rescale: bool = False) -> list[float]:
+    """w for a population, with the paper's penalty or (rescale) the prototype's min-max one."""
+    pens = rescaled_penalties(ages) if rescale else [penalty(a) for a in ages]
+    return [penalized_score(f, p) for f, p in zip(fitnesses, pens, strict=True)]
+
+
+def tournament(scores: Sequence[float], k: int, tournsize: int, rng: Rng) -> list[int]:
+    """k indices, each the highest-scoring of `tournsize` drawn uniformly with replacement (first on ties)."""
+    if not scores:
+        raise ValueError("cannot select from an empty population")
+    chosen = []
+    for _ in range(k):
+        aspirants = [rng.randrange(len(scores)) for _ in range(tournsize)]
+        chosen.append(max(aspirants, key=lambda i: scores[i]))
+    return chosen
+
+
+def roulette_probabilities(scores: Sequence[float]) -> list[float]:
+    """P(s) = w(s) / sum(w); uniform when every score is 0. Scores must be >= 0."""
+    if any(s < 0 for s in scores):
+        raise ValueError("roulette scores must be non-negative")
+    total = sum(scores)
+    if total == 0:
+        return [1.0 / len(scores)] * len(scores)
+    return [s / total for s in scores]
+
+
+def roulette(scores: Sequence[float], k: int, rng: Rng) -> list[int]:
+    """k indices drawn with replacement with the probabilities of `roulette_probabilities`."""
+    if not scores:
+        raise ValueError("cannot select from an empty population")
+    cumulative, acc = [], 0.0
+    for p in roulette_probabilities(scores):
+        acc += p
+        cumulative.append(acc)
+    chosen = []
+    for _ in range(k):
+        u = rng.random() * acc
+        chosen.append(next((i for i, c in enumerate(cumulative) if u < c), len(scores) - 1))
+    return chosen
+
+
+# --- descent (the kgen+ preset) ----------------------------------------------------------------------------
+
+def descend(node: Sequence[int], lower: Sequence[int], order: Sequence[int]) -> Generator[Node, bool, Node]:
+    """Push a feasible node down to a minimal feasible one, asking feasibility question by question.
+
+    A coroutine: it yields probe nodes, is sent each probe's feasibility, and returns the final node. For
+    each gene in `order` it binary-searches the lowest level that keeps the node feasible. Requires monotone
+    feasibility; then one pass suffices: lowering later genes never makes an earlier gene lowerable again,
+    so the result is minimal (no feasible node directly below it).
+    """
+    x = list(node)
+    for i in order:
+        lo, hi = lower[i], x[i]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            x[i] = mid
+            if (yield tuple(x)):
+                hi = mid
+            else:
+                lo = mid + 1
+        x[i] = lo
+    return tuple(x)
+
+
+def drive(coroutine: Generator[Node, bool, Node], answer: Callable[[Node], bool]) -> Node:
+    """Run a `descend` coroutine to the end with a direct feasibility oracle (for tests and serial use)."""
+    try:
+        probe = next(coroutine)
+        while True:
+            probe = coroutine.send(answer(probe))
+    except StopIteration as stop:
+        return stop.value
