@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def default_output(input_path: str) -> Path:
     path = Path(input_path)
+    if not path.name or path.is_dir():  # "." or a folder: there is no file name to derive from
+        raise InputError("is a folder, not a file", file=input_path)
     return path.with_name(f"{path.stem}_anonymized.csv")
 
 
