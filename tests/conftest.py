@@ -7,8 +7,10 @@ when they are absent.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,27 @@ def pycanon_python() -> str:
     if probe.returncode != 0:
         pytest.fail(f"KGEN_PYCANON_PYTHON={python} cannot import pycanon: {probe.stderr.strip()[-500:]}")
     return python
+
+
+@pytest.fixture(scope="session")
+def pycanon(pycanon_python: str) -> Callable[..., list[dict]]:
+    """`pycanon(files, qi, sensitive=(), numeric=(), measures=(), exclude_suppressed=False)`: pycanon's
+    figures for each file (see tests/pycanon_check.py), measured in its own interpreter."""
+
+    def measure(files: Sequence[str | Path], qi: Sequence[str], sensitive: Sequence[str] = (),
+                numeric: Sequence[str] = (), measures: Sequence[str] = (),
+                exclude_suppressed: bool = False) -> list[dict]:
+        command = [pycanon_python, str(PYCANON_SCRIPT), *map(str, files), "--qi", ",".join(qi)]
+        if sensitive:
+            command += ["--sensitive", ",".join(sensitive)]
+        if numeric:
+            command += ["--numeric", ",".join(numeric)]
+        if measures:
+            command += ["--measures", ",".join(measures)]
+        if exclude_suppressed:
+            command.append("--exclude-suppressed")
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        assert completed.returncode == 0, completed.stderr[-2000:]
+        return [json.loads(line) for line in completed.stdout.splitlines()]
+
+    return measure

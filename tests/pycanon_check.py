@@ -1,13 +1,14 @@
-"""Measure a released CSV with pycanon, in pycanon's own virtual environment (never kgen's).
+"""Measure released CSV files with pycanon, in pycanon's own virtual environment (never kgen's).
 
-    $KGEN_PYCANON_PYTHON tests/pycanon_check.py FILE --qi a,b,c [--sensitive s] [--exclude-suppressed]
+    $KGEN_PYCANON_PYTHON tests/pycanon_check.py FILE [FILE ...] --qi a,b,c [--sensitive s] [--exclude-suppressed]
 
-prints one JSON object: `rows` (after exclusion), `k` (pycanon's k-anonymity), and with `--sensitive`:
-`l_distinct`, `l_entropy` (pycanon's integer entropy l) and `t` (pycanon's t-closeness: equal distance for
-text columns, ordered distance for the `--numeric` ones); `--measures` picks a subset. Values are read as
-strings exactly as written (no NaN conversion), so pycanon groups the same strings kgen released.
-`--exclude-suppressed` drops the rows whose every QI is `*` (kgen's suppressed records) before measuring.
-This file imports nothing from kgen: it runs under a different Python.
+prints one JSON object per file, one per line (the files share one interpreter start): `rows` (after
+exclusion), `k` (pycanon's k-anonymity), and with `--sensitive`: `l_distinct`, `l_entropy` (pycanon's
+integer entropy l) and `t` (pycanon's t-closeness: equal distance for text columns, ordered distance for
+the `--numeric` ones); `--measures` picks a subset. Values are read as strings exactly as written (no NaN
+conversion), so pycanon groups the same strings kgen released. `--exclude-suppressed` drops the rows whose
+every QI is `*` (kgen's suppressed records) before measuring. This file imports nothing from kgen: it runs
+under a different Python.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def sniff_separator(path: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("file")
+    parser.add_argument("files", nargs="+")
     parser.add_argument("--qi", required=True, help="quasi-identifiers, comma-separated")
     parser.add_argument("--sensitive", default="", help="sensitive attributes, comma-separated")
     parser.add_argument("--separator", help="`,` or `;` (default: detected from the header)")
@@ -38,10 +39,6 @@ def main(argv: list[str] | None = None) -> int:
                              "others when --sensitive is given)")
     parser.add_argument("--exclude-suppressed", action="store_true", help="drop rows with `*` in every QI")
     args = parser.parse_args(argv)
-
-    import pandas as pd
-    from pycanon import anonymity
-
     qis = [c for c in args.qi.split(",") if c]
     sensitive = [c for c in args.sensitive.split(",") if c]
     measures = [m for m in args.measures.split(",") if m] or (
@@ -49,14 +46,25 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(measures) - {"k", "l_distinct", "l_entropy", "t"}
     if unknown or (sensitive == [] and set(measures) - {"k"}):
         parser.error(f"bad --measures {args.measures!r} (l and t need --sensitive)")
-    separator = args.separator or sniff_separator(args.file)
-    frame = pd.read_csv(args.file, sep=separator, dtype=str, keep_default_na=False, na_filter=False,
+    for path in args.files:
+        json.dump(measure(path, args, qis, sensitive, measures), sys.stdout)
+        sys.stdout.write("\n")
+    return 0
+
+
+def measure(path: str, args: argparse.Namespace, qis: list[str], sensitive: list[str],
+            measures: list[str]) -> dict[str, object]:
+    import pandas as pd
+    from pycanon import anonymity
+
+    separator = args.separator or sniff_separator(path)
+    frame = pd.read_csv(path, sep=separator, dtype=str, keep_default_na=False, na_filter=False,
                         encoding="utf-8-sig")
     if args.exclude_suppressed:
         frame = frame[~(frame[qis] == SUPPRESSED).all(axis=1)].reset_index(drop=True)
-    out: dict[str, object] = {"rows": int(len(frame)), "pycanon": _version()}
     for column in (c for c in args.numeric.split(",") if c):
         frame[column] = pd.to_numeric(frame[column])
+    out: dict[str, object] = {"file": path, "rows": int(len(frame)), "pycanon": _version()}
     if len(frame):
         if "k" in measures:
             out["k"] = int(anonymity.k_anonymity(frame, qis))
@@ -66,9 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             out["l_entropy"] = int(anonymity.entropy_l_diversity(frame, qis, sensitive))
         if "t" in measures:
             out["t"] = float(anonymity.t_closeness(frame, qis, sensitive))
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return out
 
 
 def _version() -> str:
