@@ -77,7 +77,7 @@ def random_table(draw_rows: list[tuple[int, int, str]]) -> tuple[dict, dict]:
     return data, {"x": hx, "y": hy}
 
 
-ROWS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from("pq")), min_size=2, max_size=25)
+ROWS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from("pq")), min_size=3, max_size=25)
 NODES = list(itertools.product(range(3), range(2)))
 
 
