@@ -14,7 +14,7 @@ import numpy as np
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
-from fitness.objective import make_objective, solution_metrics
+from fitness.objective import Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
 from kgen.algorithms import make_search
@@ -51,7 +51,8 @@ class Prepared:
     def problem(self, evaluator: Evaluator | None = None) -> Problem:
         """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
-                       self.evaluator.monotone_feasibility, self.evaluator.monotone_loss)
+                       self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
+                       loss_is_log=isinstance(self.evaluator.objective, Precision))
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,7 +161,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
 
 def no_solution_advice(config: Config, top: Evaluation, n: int) -> str:
     need = top.suppressed / n if n else 0.0
-    enough = math.ceil(need * 10_000) / 10_000  # rounded up: floor(enough * n) must reach top.suppressed
+    enough = math.ceil(need * 10_000 - 1e-9) / 10_000  # rounded up: floor(enough * n) must reach top.suppressed
     return (f"no transformation satisfies the privacy model: even the most general node suppresses "
             f"{top.suppressed} of {n} rows ({need:.2%}) with suppression limit {config.suppression:.2%}. "
             f"Raise --suppression to at least {enough:.4f}, lower k (or l, or raise t), or use hierarchies "

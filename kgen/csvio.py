@@ -21,6 +21,7 @@ from lattice.errors import InputError
 
 SEPARATORS = (",", ";")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,12 @@ def not_utf8(name: str, data: bytes, error: UnicodeDecodeError) -> InputError:
     """The error for a file that is not UTF-8, naming the line and showing it with the bad bytes escaped."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); re-save it as UTF-8", file=name)
-    line_start = data.rfind(b"\n", 0, error.start) + 1
-    line_end = data.find(b"\n", error.start)
-    text = data[line_start: line_end if line_end >= 0 else len(data)].rstrip(b"\r")
+    breaks = list(_LINE_BREAK_BYTES.finditer(data, 0, error.start))
+    line = len(breaks) + 1
+    line_start = breaks[-1].end() if breaks else 0
+    following = _LINE_BREAK_BYTES.search(data, error.start)
+    text = data[line_start: following.start() if following else len(data)]
     shown = text[:80].decode("utf-8", errors="backslashreplace")
-    line = data.count(b"\n", 0, error.start) + 1
     return InputError(
         f"is not UTF-8: line {line} has byte 0x{data[error.start]:02x} (offset {error.start}) in: {shown}; "
         "re-save the file as UTF-8 (it is probably Latin-1 or Windows-1252)",

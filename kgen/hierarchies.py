@@ -77,8 +77,9 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
 def default_spec(column: str, values: Sequence[str], source: str | None = None) -> str:
     """Decimal rounding for numeric columns (the paper's default), a flat hierarchy for text columns.
 
-    A column that is mostly numbers with some text is an error naming the first text value: it is
-    almost always an undeclared missing-value token or a data error, and guessing would be wrong.
+    A column where more than half of the distinct values are numbers but some are text is an error naming
+    the first text value: it is almost always an undeclared missing-value token or a data error, and
+    guessing would be wrong.
     """
     numeric = [is_number(v) for v in values]
     if values and all(numeric):

@@ -31,7 +31,9 @@ class InputError(ValueError):
         if column is not None:
             parts.append(f"column {column!r}")
         where = ", ".join(parts)
-        super().__init__(f"{where}: {message}" if where else message)
+        text = f"{where}: {message}" if where else message
+        # one line, always: a value or file name with a line break must not split the message
+        super().__init__(text.replace("\r", "\\r").replace("\n", "\\n"))
         self.message = message
         self.file, self.row, self.column, self.value = file, row, column, value
         if exit_code is not None:
