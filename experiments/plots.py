@@ -1,0 +1,190 @@
+"""The paper's figures 7-10 (time, accuracy, LOG, LOS against q) and the GA convergence plot, from the CSVs.
+
+`python -m experiments.plots [--results DIR]` redraws every PNG from the committed CSVs without running
+anything. Stochastic methods are drawn as the mean over seeds with a band from the minimum to the maximum;
+exact methods as single runs. Runs that timed out are missing points; the time panel marks the time limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+from experiments.common import RESULTS, read_rows  # noqa: E402
+
+DATASETS = (("cargo2000", "Cargo 2000 (c2k)"), ("fraud", "Fraud F (synthetic)"), ("adult", "Adult"))
+STYLE = {  # label -> (colour, marker)
+    "kgen": ("tab:blue", "o"), "kgen+": ("tab:purple", "D"), "ola": ("tab:orange", "s"),
+    "exhaustive": ("tab:green", "^"), "random": ("tab:red", "v"),
+}
+FIGURES = {
+    "time": ("fig7_time.png", "seconds", "execution time (s, log scale)", "Figure 7: execution time"),
+    "accuracy": ("fig8_accuracy.png", "accuracy", "accuracy (SPEC §6)", "Figure 8: accuracy against the optimum"),
+    "log": ("fig9_log.png", "log", "LOG (precision loss)", "Figure 9: level of generalization (LOG)"),
+    "los": ("fig10_los.png", "los", "LOS (fraction suppressed)", "Figure 10: level of suppression (LOS)"),
+}
+
+
+def number(text: str) -> float | None:
+    if text in ("", None):
+        return None
+    value = float(text)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def series(rows: Sequence[dict[str, str]], column: str) -> dict[str, dict[int, list[float]]]:
+    """label -> q -> the values of `column` over the seeds that produced one (timed-out runs excluded)."""
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row["timed_out"] == "True":
+            continue
+        value = number(row[column])
+        if value is not None:
+            out[row["algorithm"]][int(row["q"])].append(value)
+    return out
+
+
+def order(labels: Sequence[str]) -> list[str]:
+    known = [label for label in STYLE if label in labels]
+    return known + sorted(set(labels) - set(known))
+
+
+def seeds_of(rows: Sequence[dict[str, str]], label: str) -> int:
+    return len({r["seed"] for r in rows if r["algorithm"] == label})
+
+
+def draw_panel(ax: plt.Axes, rows: Sequence[dict[str, str]], metric: str, title: str) -> None:
+    _, column, ylabel, _ = FIGURES[metric]
+    data = series(rows, column)
+    labels = order(sorted({r["algorithm"] for r in rows}))
+    for label in labels:
+        points = data.get(label, {})
+        colour, marker = STYLE.get(label, ("tab:gray", "x"))
+        if not points:
+            ax.plot([], [], color=colour, marker=marker, label=f"{label} (no point)")
+            continue
+        qs = sorted(points)
+        means = [sum(points[q]) / len(points[q]) for q in qs]
+        n = seeds_of(rows, label)
+        name = f"{label} (mean, min–max of {n} seeds)" if n > 1 else label
+        ax.plot(qs, means, color=colour, marker=marker, markersize=4, linewidth=1.4, label=name)
+        if n > 1:
+            ax.fill_between(qs, [min(points[q]) for q in qs], [max(points[q]) for q in qs], color=colour,
+                            alpha=0.18, linewidth=0)
+    if metric == "time":
+        ax.set_yscale("log")
+        limits = {number(r["time_limit"]) for r in rows} - {None}
+        if limits:
+            limit = max(limits)
+            ax.axhline(limit, color="black", linestyle="--", linewidth=0.8, label=f"time limit ({limit:g} s)")
+        timed = sorted({(r["algorithm"], int(r["q"])) for r in rows if r["timed_out"] == "True"})
+        first = {}
+        for label, q in timed:
+            first.setdefault(label, q)
+        for label, q in first.items():
+            colour, _ = STYLE.get(label, ("tab:gray", "x"))
+            ax.plot([q], [max(limits)], marker="x", color=colour, markersize=9, linestyle="none",
+                    label=f"{label} timed out from q = {q}")
+    if metric == "accuracy":
+        ax.set_ylim(-0.02, 1.05)
+    every_q = sorted({int(r["q"]) for r in rows})
+    if every_q and ax.get_xscale() == "linear":
+        ax.set_xlim(every_q[0] - 0.5, every_q[-1] + 0.5)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("number of quasi-identifiers q")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+
+
+def load(results: Path) -> dict[str, list[dict[str, str]]]:
+    return {name: read_rows(results / f"{name}.csv") for name, _ in DATASETS if (results / f"{name}.csv").exists()}
+
+
+def figure(metric: str, tables: dict[str, list[dict[str, str]]], results: Path) -> Path:
+    """One PNG per figure, one panel per dataset; q > 25 (Cargo's 50 and 97) drawn on the Cargo panel too."""
+    filename, _, _, suptitle = FIGURES[metric]
+    names = [(n, label) for n, label in DATASETS if n in tables]
+    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.4), squeeze=False)
+    for index, (ax, (name, label)) in enumerate(zip(axes[0], names)):
+        rows = tables[name]
+        if name == "cargo2000":
+            ax.set_xscale("symlog", linthresh=30)
+            ticks = sorted({int(r["q"]) for r in rows})
+            ax.set_xticks([t for t in ticks if t % 5 == 0 or t in (2, 50, 97)])
+            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        draw_panel(ax, rows, metric, f"({'abc'[index]}) {label}")
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = results / filename
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def convergence_figure(results: Path) -> Path | None:
+    """Best LOG and feasible fraction per generation of the GA runs in convergence.csv."""
+    source = results / "convergence.csv"
+    if not source.exists():
+        return None
+    rows = read_rows(source)
+    runs: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in rows:
+        runs[row["run"]].append(row)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 6.4), sharex=True)
+    for index, (run, points) in enumerate(runs.items()):
+        colour = STYLE.get(points[0]["algorithm"], (f"C{index}", "o"))[0]
+        gens = [int(p["generation"]) for p in points]
+        best = [number(p["best_log"]) for p in points]
+        top.plot([g for g, b in zip(gens, best) if b is not None], [b for b in best if b is not None],
+                 color=colour, label=run, drawstyle="steps-post")
+        bottom.plot(gens, [float(p["feasible_fraction"]) for p in points], color=colour, label=run)
+        optimum = number(points[0].get("optimum_log", ""))
+        if optimum is not None and index == 0:
+            top.axhline(optimum, color="black", linestyle="--", linewidth=0.8, label="exact optimum")
+    meta = json.loads(rows[0]["meta"]) if rows and rows[0].get("meta") else {}
+    top.set_ylabel("best LOG so far")
+    top.set_title(f"GA convergence: {meta.get('dataset', '')}, q = {meta.get('q', '')}, "
+                  f"{meta.get('max_evaluations', '')} evaluations, seed {meta.get('seed', '')}", fontsize=10)
+    bottom.set_ylabel("feasible fraction of the population")
+    bottom.set_xlabel("generation")
+    bottom.set_ylim(-0.02, 1.02)
+    for ax in (top, bottom):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = results / "convergence.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def draw_all(results: Path = RESULTS) -> list[Path]:
+    tables = load(results)
+    paths = [figure(metric, tables, results) for metric in FIGURES] if tables else []
+    convergence = convergence_figure(results)
+    return paths + ([convergence] if convergence else [])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.plots", description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder with the CSVs (default: results/)")
+    args = parser.parse_args(argv)
+    for path in draw_all(args.results):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""The experiment framework: one CSV row per run with the documented columns, time-outs as missing points,
+accuracy against the exact optimum, figures drawn from the CSVs, a clear error without the shared data."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from experiments import common, paper, plots
+from experiments.common import FIELDS, Method, Plan, load_fraud, read_rows, run_plan
+from kgen.algorithms import REGISTRY
+
+EXHAUSTIVE = Method("exhaustive", "exhaustive", exact=True)
+
+
+@pytest.fixture(scope="module")
+def fraud():
+    return load_fraud()
+
+
+def test_a_run_writes_one_row_per_run_with_every_column(fraud, tmp_path):
+    out = tmp_path / "fraud.csv"
+    rows = run_plan(Plan("fraud", (2, 3), (EXHAUSTIVE,), time_limit=60), fraud, out, log=lambda _: None)
+    with open(out, newline="") as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames) == FIELDS
+        written = list(reader)
+    assert written == rows and [r["q"] for r in written] == ["2", "3"]
+    for row in written:
+        assert row["stopped"] == "complete" and row["timed_out"] == "False"
+        assert float(row["accuracy"]) == 1.0 and float(row["gap"]) == 0.0
+        assert float(row["log"]) == float(row["optimum_log"]) and row["optimum_source"] == "exhaustive"
+        assert len(row["node"].split()) == int(row["q"]) and int(row["evaluations"]) == int(row["box_size"])
+
+
+def test_a_timed_out_exact_method_is_a_missing_point_and_is_not_restarted(fraud):
+    rows = run_plan(Plan("fraud", (2, 3), (EXHAUSTIVE,), time_limit=0.0), fraud, None, log=lambda _: None)
+    assert [(r["stopped"], r["timed_out"]) for r in rows] == [("time", "True"), ("skipped", "True")]
+    assert all(r["accuracy"] == "" and r["optimum_log"] == "" for r in rows)
+
+
+@pytest.mark.skipif("random" not in REGISTRY, reason="random search not registered")
+def test_stochastic_runs_get_a_row_per_seed_scored_against_the_optimum(fraud):
+    random = Method("random", "random", {}, (0, 1, 2), max_evaluations=5)
+    rows = run_plan(Plan("fraud", (4,), (EXHAUSTIVE, random), time_limit=60), fraud, None, log=lambda _: None)
+    stochastic = [r for r in rows if r["algorithm"] == "random"]
+    assert [r["seed"] for r in stochastic] == ["0", "1", "2"]
+    for row in stochastic:
+        assert int(row["evaluations"]) <= 5
+        assert 0.0 <= float(row["accuracy"]) <= 1.0
+        if row["log"]:
+            assert float(row["gap"]) >= 0.0
+
+
+def test_exact_methods_that_disagree_on_the_optimum_are_an_error():
+    class Fake:
+        def __init__(self, log):
+            self.stopped, self.minimal = "complete", [(0,)]
+            self.best = type("E", (), {"log": log})()
+
+    a, b = Method("a", "a", exact=True), Method("b", "b", exact=True)
+    assert common.find_optimum([(a, Fake(0.5)), (b, Fake(0.5))]).log == 0.5
+    with pytest.raises(RuntimeError, match="disagree"):
+        common.find_optimum([(a, Fake(0.5)), (b, Fake(0.6))])
+
+
+def test_the_command_line_writes_csvs_figures_and_the_environment(tmp_path):
+    code = paper.main(["--quick", "--datasets", "fraud", "--methods", "exhaustive", "--qs", "2,3",
+                       "--out", str(tmp_path), "--no-convergence"])
+    assert code == 0
+    assert [r["q"] for r in read_rows(tmp_path / "fraud.csv")] == ["2", "3"]
+    for name in ("fig7_time.png", "fig8_accuracy.png", "fig9_log.png", "fig10_los.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    info = json.loads((tmp_path / "environment.json").read_text())
+    assert info["mode"] == "quick" and info["datasets"] == ["fraud"]
+
+
+def test_the_convergence_plot_is_drawn_from_its_csv(tmp_path):
+    meta = json.dumps({"dataset": "cargo2000", "q": 25, "seed": 0, "max_evaluations": 10})
+    with open(tmp_path / "convergence.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "algorithm", "generation", "evaluations", "best_log", "feasible_fraction",
+                         "seconds", "optimum_log", "meta"])
+        writer.writerows([["kgen", "kgen", 0, 5, "", 0.0, 0.1, "", meta],
+                          ["kgen", "kgen", 1, 10, 0.9, 0.2, 0.2, "", meta]])
+    assert plots.convergence_figure(tmp_path) == tmp_path / "convergence.png"
+
+
+def test_missing_shared_data_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(common, "SHARED", tmp_path / "shared")
+    with pytest.raises(common.DataMissing, match="not found"):
+        common.load_cargo()
