@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from fitness.objective import OBJECTIVES, make_objective
 from kgen import Config, from_mapping, prepare
+from kgen.algorithms import REGISTRY, make_search
 from kgen.api import anonymize
 from kgen.cli import main
 from lattice.errors import InputError
@@ -122,17 +123,22 @@ def test_log_is_monotone_whatever_is_suppressed() -> None:
 
 @settings(max_examples=20, deadline=None)
 @given(ROWS, st.integers(1, 3), st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from(list(OBJECTIVES)))
-def test_ola_agrees_with_exhaustive_for_every_metric(rows: list, k: int, suppression: float, metric: str) -> None:
-    """Exact stays exact: OLA prunes on the loss only when the evaluator says it is monotone."""
+def test_exact_searches_agree_with_exhaustive_for_every_metric(rows: list, k: int, suppression: float,
+                                                              metric: str) -> None:
+    """Exact stays exact: OLA (and every other exact search registered) prunes on the loss only when the
+    evaluator says it is monotone."""
     data, hierarchies = random_table(rows)
     config = Config(qi=["x", "y"], k=k, suppression=suppression, hierarchies=hierarchies, metric=metric,
                     sensitive=["s"], prune=False)
     prepared = prepare(from_mapping(data), config, require_feasible=False)
-    best = [search.run(prepared.problem(), Limits()).best for search in (Exhaustive(), OLA())]
-    if best[0] is None:
-        assert best[1] is None
-        return
-    assert (best[1].loss, best[1].los, best[1].node) == (best[0].loss, best[0].los, best[0].node)
+    exact = [OLA()] + [make_search(name) for name in ("bestfirst", "flash") if name in REGISTRY]
+    reference = Exhaustive().run(prepared.problem(), Limits()).best
+    for search in exact:
+        best = search.run(prepared.problem(), Limits()).best
+        if reference is None:
+            assert best is None, search.name
+        else:
+            assert (best.loss, best.los, best.node) == (reference.loss, reference.los, reference.node), search.name
 
 
 def test_cell_cost_loss_with_suppression_equals_a_row_by_row_recomputation() -> None:
