@@ -280,11 +280,13 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 
 def run_check(args: argparse.Namespace) -> int:
     table = read_csv(args.input)
-    result = check_k_anonymity(table, args.qi, args.k, args.suppression, sensitive_rules(args))
+    rules = sensitive_rules(args)
+    result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
     status = "PASS" if result.passed else "FAIL"
+    broken = "that break the model" if rules else "smaller than k"
     print(f"{status}: {args.input}: {result.rows} rows, {result.classes} classes, smallest class "
           f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} released rows in classes "
-          f"smaller than k; {result.suppressed_rows} suppressed rows, {result.allowed} allowed")
+          f"{broken}; {result.suppressed_rows} suppressed rows, {result.allowed} allowed")
     if result.violating_rows:
         shown = result.violating_rows[: args.show]
         more = len(result.violating_rows) - len(shown)
