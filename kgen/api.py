@@ -93,6 +93,12 @@ def validate(table: Table, config: Config) -> None:
     parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
     if not 0.0 <= config.suppression <= 1.0:
         raise InputError(f"suppression must be a fraction in [0, 1], got {config.suppression}")
+    if config.l is not None and config.l_variant in ("distinct", "recursive"):
+        for column in config.sensitive:  # no class can hold more distinct values than the whole column
+            distinct = len({v.strip() for v in table.column(column)})
+            if config.l > distinct:
+                raise InputError(f"{config.l_variant} l-diversity with l = {config.l:g} is impossible: the column "
+                                 f"has only {distinct} distinct values", file=table.source, column=column)
 
 
 def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:

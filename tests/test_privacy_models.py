@@ -334,3 +334,11 @@ def test_models_are_monotone_under_generalization_without_suppression(rows: list
     for a, b in itertools.product(nodes, nodes):
         if feasible[a] and all(x <= y for x, y in zip(a, b)):
             assert feasible[b], (a, b)
+
+
+def test_l_above_the_number_of_sensitive_values_is_an_input_error() -> None:
+    data = {"x": ["a", "b", "c", "d"], "s": ["p", "q", "p", "q"]}
+    for variant, c in (("distinct", None), ("recursive", 2.0)):
+        with pytest.raises(InputError, match="only 2 distinct values") as error:
+            prepare(from_mapping(data), Config(qi=["x"], k=2, sensitive=["s"], l=3, l_variant=variant, c=c))
+        assert error.value.column == "s"
