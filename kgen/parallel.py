@@ -6,10 +6,12 @@ results are identical to the serial evaluator's on every backend; all randomness
 which run in the parent process.
 
 How the work is shipped:
-- the table reaches each worker once: loky workers load it from a file written once with `joblib.dump`
-  (memory-mapped, `mmap_mode="r"`, so workers on one machine share the pages) and keep it in a worker-side
-  cache keyed by a token; Dask workers receive it once by `client.scatter(..., broadcast=True)` (joblib's
-  `scatter=`); threads share the parent's evaluator;
+- the table reaches each worker once and stays in a worker-side cache keyed by a token: loky workers load
+  it from a file written once with `joblib.dump` (memory-mapped, `mmap_mode="r"`, so the processes share
+  the pages); on Dask a worker plugin installs it once in every worker, including workers that join later
+  (not `scatter(broadcast=True)`: the scheduler's Active Memory Manager drops the extra replicas within
+  seconds, and tasks depending on the scattered data then ship it again); threads share the parent's
+  evaluator;
 - a call's new nodes go out in a few chunks per worker (or `batch_size` nodes per task), so one task
   amortizes the round trip over many nodes;
 - nodes evaluated before are answered from a local cache and never sent again; calls with fewer than
@@ -25,8 +27,9 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +44,7 @@ from lattice.node import Node
 BACKENDS = ("loky", "threading", "dask")
 TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
 DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
+CONNECT_TIMEOUT = "10s"  # to reach a Dask scheduler
 
 
 def validate_options(jobs: int, backend: str, scheduler: str | None = None, batch_size: int | None = None,
@@ -85,31 +89,72 @@ class SharedTable:
     token: str
     path: str
 
+    def load(self) -> NodeEvaluator:
+        return joblib.load(self.path, mmap_mode="r")
+
 
 _WORKER_CACHE: OrderedDict[str, NodeEvaluator] = OrderedDict()
 _WORKER_CACHE_SIZE = 2  # tokens are unique per ParallelEvaluator: keep the current one and its predecessor
 _WORKER_LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()
+_WORKER_LOADS: Counter[str] = Counter()  # token -> times this process loaded it (diagnostics: should be 1)
 
 
-def _worker_evaluator(shared: SharedTable) -> NodeEvaluator:
-    """The evaluator of `shared` in this worker process, loaded (memory-mapped) on first use only."""
+@dataclass(frozen=True)
+class InstalledTable:
+    """A handle on an evaluator that a `TablePlugin` installed in every Dask worker."""
+
+    token: str
+
+    def load(self) -> NodeEvaluator:
+        raise RuntimeError("kgen: this Dask worker has no copy of the table (its plugin did not run)")
+
+
+def install_table(token: str, evaluator: NodeEvaluator) -> None:
+    """Put an evaluator in this worker process's cache (counted in the loads)."""
     with _WORKER_LOCK:
-        evaluator = _WORKER_CACHE.get(shared.token)
-        if evaluator is None:
-            evaluator = joblib.load(shared.path, mmap_mode="r")
-            _WORKER_CACHE[shared.token] = evaluator
-            while len(_WORKER_CACHE) > _WORKER_CACHE_SIZE:
-                _WORKER_CACHE.popitem(last=False)
-        return evaluator
+        _WORKER_CACHE[token] = evaluator
+        _WORKER_LOADS[token] += 1
+        while len(_WORKER_CACHE) > _WORKER_CACHE_SIZE:
+            _WORKER_CACHE.popitem(last=False)
 
 
-def evaluate_shared(shared: SharedTable, nodes: Sequence[Node]) -> list[Evaluation]:
-    """Worker task (loky): evaluate a chunk of nodes on the worker's cached copy of the table."""
+def _worker_evaluator(shared: SharedTable | InstalledTable) -> NodeEvaluator:
+    """The evaluator of `shared` in this worker process, loaded on first use only."""
+    evaluator = _WORKER_CACHE.get(shared.token)
+    if evaluator is None:
+        with _LOAD_LOCK:  # one thread loads, the others wait for it
+            evaluator = _WORKER_CACHE.get(shared.token)
+            if evaluator is None:
+                evaluator = shared.load()
+                install_table(shared.token, evaluator)
+    return evaluator
+
+
+def _loads_of(token: str) -> int:
+    """Run on each Dask worker: how often it loaded the table of `token`."""
+    return _WORKER_LOADS[token]
+
+
+def forget_table(token: str) -> None:
+    """Free this worker's copy of the table of `token`."""
+    with _WORKER_LOCK:
+        _WORKER_CACHE.pop(token, None)
+
+
+def evaluate_shared(shared: SharedTable | InstalledTable, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Worker task (loky, Dask): evaluate a chunk of nodes on the worker's cached copy of the table."""
     return _worker_evaluator(shared).evaluate_many(nodes)
 
 
+def loads_here(shared: SharedTable, pause: float) -> tuple[int, int]:
+    """Worker probe (loky): this process's id and how often it loaded `shared` (0 if never)."""
+    time.sleep(pause)  # long enough that every worker takes some of the probes
+    return os.getpid(), _WORKER_LOADS[shared.token]
+
+
 def evaluate_with(evaluator: NodeEvaluator, nodes: Sequence[Node]) -> list[Evaluation]:
-    """Worker task (threads, Dask): evaluate a chunk on an evaluator already present in the worker."""
+    """Task (threads): evaluate a chunk on the parent's own evaluator."""
     return evaluator.evaluate_many(nodes)
 
 
@@ -149,6 +194,8 @@ class ParallelEvaluator:
         self._client: Any = None
         self._parallel: joblib.Parallel | None = None
         self._task: Any = None
+        self._payload: Any = None
+        self._plugin: str | None = None
         self._closed = False
         try:
             self._start()
@@ -160,7 +207,7 @@ class ParallelEvaluator:
 
     def _start(self) -> None:
         if self.backend == "threading":
-            self._payload: Any = self.evaluator
+            self._payload = self.evaluator
             self._task = evaluate_with
             self._parallel = joblib.Parallel(n_jobs=self.jobs, backend="threading", batch_size=1,
                                              pre_dispatch="all")
@@ -186,7 +233,7 @@ class ParallelEvaluator:
             self._client = Client(self._cluster, set_as_default=False)
         else:
             try:
-                self._client = Client(self.scheduler, set_as_default=False, timeout="10s")
+                self._client = Client(self.scheduler, set_as_default=False, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as error:
                 raise InputError(f"cannot connect to the Dask scheduler at {self.scheduler}: {error}") from None
             try:
@@ -195,10 +242,14 @@ class ParallelEvaluator:
                 raise InputError(f"the Dask scheduler at {self.scheduler} has no workers (waited 30 s); start "
                                  f"some with: dask worker {self.scheduler}") from None
         self.workers = max(1, sum(self._client.nthreads().values()))
-        self._payload = fresh_copy(self.evaluator)
-        self._task = evaluate_with
-        # The backend scatters the payload to every worker once; tasks then carry a reference to it.
-        with joblib.parallel_config(backend="dask", client=self._client, scatter=[self._payload]):
+        self._payload = InstalledTable(uuid.uuid4().hex)
+        self._plugin = f"kgen-table-{self._payload.token}"
+        from kgen.dask_plugin import TablePlugin
+
+        plugin = TablePlugin(self._payload.token, fresh_copy(self.evaluator))
+        self._client.register_plugin(plugin, name=self._plugin)
+        self._task = evaluate_shared
+        with joblib.parallel_config(backend="dask", client=self._client):
             self._parallel = joblib.Parallel(n_jobs=-1, batch_size=1, pre_dispatch="all")
 
     def close(self) -> None:
@@ -212,8 +263,12 @@ class ParallelEvaluator:
             finally:
                 self._parallel = None
         if self._client is not None:
-            self._client.close()
-            self._client = None
+            try:
+                if self._plugin is not None:  # long-lived workers and scheduler: free the table
+                    self._client.unregister_worker_plugin(self._plugin)
+            finally:
+                self._client.close()
+                self._client = None
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
@@ -231,6 +286,10 @@ class ParallelEvaluator:
 
     def evaluate(self, node: Sequence[int]) -> Evaluation:
         return self.evaluate_many([node])[0]
+
+    def known(self, node: Sequence[int]) -> bool:
+        """Whether the node is in the local cache (evaluating it again costs nothing)."""
+        return tuple(int(v) for v in node) in self._cache
 
     def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
         """Evaluations of `nodes` in input order; each distinct new node is evaluated once."""
@@ -255,6 +314,21 @@ class ParallelEvaluator:
         self.stats["tasks"] += len(chunks)
         self.stats["remote_nodes"] += len(nodes)
         return [e for output in outputs for e in output]
+
+    def copies_per_worker(self) -> dict[object, int]:
+        """Diagnostics: per worker, how many copies of the table it received (1 once it has worked).
+
+        loky: per worker process that answered a probe, its loads of this evaluator's file; dask: per worker,
+        the installs of its plugin; threading: the one shared process.
+        """
+        if self._parallel is None:
+            raise RuntimeError("ParallelEvaluator used after close()")
+        if self.backend == "threading":
+            return {os.getpid(): 1}
+        if self.backend == "dask":
+            return dict(self._client.run(_loads_of, self._payload.token))
+        probes = self._parallel(joblib.delayed(loads_here)(self._payload, 0.05) for _ in range(4 * self.jobs))
+        return dict(probes)
 
     # -- the rest of the wrapped evaluator's interface, evaluated in the parent ---------------------------
 
