@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -23,8 +24,8 @@ class EncodedQI:
     def height(self) -> int:
         return len(self.codes) - 1
 
-    @property
-    def cards(self) -> tuple[int, ...]:
+    @cached_property
+    def cards(self) -> tuple[int, ...]:  # cached: read on every node evaluation
         return tuple(len(lab) for lab in self.labels)
 
 
@@ -37,8 +38,8 @@ class EncodedTable:
     qis: tuple[EncodedQI, ...]
     sensitive: dict[str, tuple[np.ndarray, tuple[str, ...]]] = field(default_factory=dict)
 
-    @property
-    def heights(self) -> tuple[int, ...]:
+    @cached_property
+    def heights(self) -> tuple[int, ...]:  # cached: read on every node evaluation
         return tuple(q.height for q in self.qis)
 
     @property

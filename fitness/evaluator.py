@@ -11,9 +11,10 @@ import numpy as np
 from fitness import kernel
 from fitness.encoding import EncodedTable
 from fitness.metrics import aecs, discernibility, suppression_loss
-from fitness.models import PrivacyModel
+from fitness.models import KAnonymity, PrivacyModel
 from fitness.objective import Objective, Precision
 from fitness.partition import Partition
+from fitness.rollup import RollupCache
 from fitness.supportmap import SupportMap
 from lattice.node import Node, precision_loss
 
@@ -61,6 +62,12 @@ class NodeEvaluator:
         self.needs_rows = any(m.needs_rows for m in self.models) or self.objective_rows
         self._support: SupportMap | None = None
         self._cache: dict[Node, Evaluation] = {}
+        # Plain k-anonymity needs class sizes only: the fast kernel then rolls class tables up from cached
+        # more specific nodes, and the bitset kernel sets classes smaller than k aside as soon as they are.
+        self.k_only = bool(self.models) and all(type(m) is KAnonymity for m in self.models)
+        self.k_floor = max((m.k for m in self.models), default=1) if self.k_only else 1  # type: ignore[attr-defined]
+        self._rollup = RollupCache(table)
+        self._feasible: dict[Node, bool] = {}
 
     @property
     def monotone_feasibility(self) -> bool:
@@ -85,6 +92,20 @@ class NodeEvaluator:
         columns, cards = self.table.columns(node)
         return kernel.partition(columns, cards, self.table.n, with_rows)
 
+    def released_and_suppressed(self, node: Node) -> tuple[np.ndarray, int, Partition | None]:
+        """The released class sizes and the suppressed row count of a node (and its partition when one was
+        built: with `needs_rows`, or for models other than plain k-anonymity)."""
+        if self.k_only and not self.needs_rows:
+            if self.kernel == "bitset":
+                classes, small = self.support_map.classes(node, self.k_floor)
+                return np.array([c.count() for c in classes], dtype=np.int64), small, None
+            sizes = self._rollup.classes(node).sizes
+            small = sizes < self.k_floor
+            return sizes[~small], int(sizes[small].sum()), None
+        partition = self.partition(node, self.needs_rows)
+        bad = self.violating(partition)
+        return partition.sizes[~bad], int(partition.sizes[bad].sum()), partition
+
     def violating(self, partition: Partition) -> np.ndarray:
         bad = np.zeros(partition.count, dtype=bool)
         for model in self.models:
@@ -96,13 +117,12 @@ class NodeEvaluator:
         cached = self._cache.get(node)
         if cached is not None:
             return cached
-        partition = self.partition(node, self.needs_rows)
-        bad = self.violating(partition)
-        released = partition.sizes[~bad]
-        suppressed = int(partition.sizes[bad].sum())
+        released, suppressed, partition = self.released_and_suppressed(node)
         n = self.table.n
         extra = {}
         if self.objective_rows:
+            assert partition is not None and partition.rows is not None
+            bad = self.violating(partition)
             extra["suppressed_rows"] = np.flatnonzero(bad[partition.rows]) if suppressed else _NO_ROWS
         e = Evaluation(
             node=node,
@@ -125,8 +145,22 @@ class NodeEvaluator:
     def clear_cache(self) -> None:
         """Forget every cached evaluation, so that a benchmark times each search from a cold cache."""
         self._cache.clear()
+        self._feasible.clear()
+        self._rollup = RollupCache(self.table)
 
     def feasible(self, node: Sequence[int]) -> bool:
+        """Whether the node is feasible. With the bitset kernel and plain k-anonymity this stops refining as
+        soon as the suppression budget is exceeded (no full evaluation)."""
+        node = tuple(int(v) for v in node)
+        cached = self._cache.get(node)
+        if cached is not None:
+            return cached.feasible
+        if self.kernel == "bitset" and self.k_only and not self.needs_rows:
+            known = self._feasible.get(node)
+            if known is None:
+                _, small = self.support_map.classes(node, self.k_floor, stop_above=self.max_suppressed)
+                known = self._feasible[node] = small <= self.max_suppressed
+            return known
         return self.evaluate(node).feasible
 
     def suppressed_rows(self, node: Sequence[int]) -> np.ndarray:

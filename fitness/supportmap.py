@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from bitarray import bitarray
+from bitarray.util import count_and
 
 from fitness.encoding import EncodedTable
 from fitness.partition import Partition
@@ -40,17 +41,22 @@ class SupportMap:
     def value_bitsets(self, qi: int, level: int) -> tuple[bitarray, ...]:
         return self.bitsets[qi][level]
 
-    def classes(self, node: Sequence[int], k_floor: int = 1) -> tuple[list[bitarray], int]:
+    def classes(self, node: Sequence[int], k_floor: int = 1,
+                stop_above: int | None = None) -> tuple[list[bitarray], int]:
         """Partition refinement over whole bitsets.
 
         Returns the classes of size >= k_floor and the number of rows in smaller classes. Refinement only
         splits classes, so a class already smaller than `k_floor` is final for that purpose and is set
-        aside at once (the early exit that keeps this fast low in the lattice).
+        aside at once without being materialized (`count_and` sizes an intersection without building it):
+        the early exit that keeps this fast low in the lattice. With `stop_above`, refinement stops as soon
+        as more than that many rows are set aside (the classes returned are then incomplete; only the
+        count, already past the bound, is meaningful).
         """
         full = bitarray(self.n)
         full.setall(1)
         classes = [full] if self.n else []
         small = 0
+        # refine by the attributes that split most first, so classes fall below k_floor early
         order = sorted(range(len(node)), key=lambda i: -len(self.bitsets[i][node[i]]))
         for i in order:
             values = self.bitsets[i][node[i]]
@@ -58,18 +64,19 @@ class SupportMap:
                 continue
             refined: list[bitarray] = []
             for members in classes:
-                remaining = members.count()
+                total = remaining = members.count()
                 for bits in values:
-                    part = members & bits
-                    size = part.count()
+                    size = count_and(members, bits)
                     if size:
                         if size >= k_floor:
-                            refined.append(part)
+                            refined.append(members if size == total else members & bits)
                         else:
                             small += size
                         remaining -= size
                         if remaining == 0:
                             break
+                if stop_above is not None and small > stop_above:
+                    return refined, small
             classes = refined
         return classes, small
 

@@ -6,10 +6,12 @@ from collections.abc import Callable, Mapping
 
 from lattice.errors import InputError
 from lattice.search.base import Search
+from lattice.search.bestfirst import BestFirst
 from lattice.search.exhaustive import Exhaustive
 
 REGISTRY: dict[str, Callable[..., Search]] = {
     "exhaustive": Exhaustive,
+    "bestfirst": BestFirst,
 }
 
 

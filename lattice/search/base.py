@@ -42,6 +42,8 @@ class Problem:
 
     `monotone_feasibility`: a feasible node's generalizations are feasible (predictive tagging is sound).
     `monotone_loss`: the loss never decreases when a level rises (exact searches may stop early on it).
+    `loss_is_log`: the loss is LOG, `precision_loss(node, heights)`, known before evaluating the node (exact
+    searches may visit nodes in increasing loss).
     """
 
     evaluator: Evaluator
@@ -49,6 +51,7 @@ class Problem:
     heights: Node
     monotone_feasibility: bool = True
     monotone_loss: bool = True
+    loss_is_log: bool = False
 
 
 @dataclass(frozen=True)

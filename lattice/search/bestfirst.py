@@ -1,0 +1,231 @@
+"""Best-first exact search: nodes in increasing LOG, resolved by binary search on paths with predictive tagging.
+
+When the loss is LOG (`problem.loss_is_log`) it is known before any evaluation, so the optimum is the first
+feasible node in increasing LOG (ties: every node of that LOG not known infeasible is evaluated, and the
+budget keeps the least LOS, then the smaller node). A node of unknown feasibility is resolved ARX-Flash
+style: a path from it to the top (raising the least-raised attribute first, so the path stays balanced)
+is binary-searched for its feasibility boundary; every evaluated node tags its up-set feasible or its
+down-set infeasible, so one infeasible node high on a path settles many low nodes at once. The search
+stops at the first LOG above the optimum's, so it evaluates far fewer nodes than OLA, which must find every
+k-minimal node.
+
+Exactness (agreement with exhaustive search) under the problem's flags:
+- tagging is used only with `monotone_feasibility`; without it, nodes are evaluated one LOG level at a
+  time (still stopping after the first level with a feasible node, since LOG does not depend on the data);
+- when the loss is not LOG: with monotone feasibility and loss, every node is tagged, the k-minimal nodes
+  are evaluated, and from those of least loss the search climbs through every node of that same loss (a
+  node of equal loss can win on LOS); otherwise every node not tagged infeasible is evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from lattice.box import Box
+from lattice.errors import InputError
+from lattice.node import Node
+from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+
+FEASIBLE, UNKNOWN, INFEASIBLE = 1, 0, -1
+
+
+class Tags:
+    """Feasibility tags of every node of a box (int8: 1 feasible, -1 infeasible, 0 unknown).
+
+    Under monotone feasibility a feasible node's up-set and an infeasible node's down-set are sub-boxes:
+    tagging one is a single slice assignment.
+    """
+
+    def __init__(self, box: Box) -> None:
+        self.lower = box.lower
+        self.shape = tuple(b - a + 1 for a, b in zip(box.lower, box.upper))
+        self.array = np.zeros(self.shape, dtype=np.int8)
+        self.flat = self.array.reshape(-1)  # a view
+
+    def index(self, node: Node) -> tuple[int, ...]:
+        return tuple(x - a for x, a in zip(node, self.lower))
+
+    def get(self, node: Node) -> int:
+        return int(self.array[self.index(node)])
+
+    def tag(self, node: Node, feasible: bool) -> None:
+        offset = self.index(node)
+        if feasible:
+            self.array[tuple(slice(o, None) for o in offset)] = FEASIBLE
+        else:
+            self.array[tuple(slice(0, o + 1) for o in offset)] = INFEASIBLE
+
+    def node(self, flat_index: int) -> Node:
+        return tuple(int(i) + a for i, a in zip(np.unravel_index(flat_index, self.shape), self.lower))
+
+
+def log_keys(box: Box, heights: Node) -> np.ndarray:
+    """Exact integer LOG keys of every node (C order): sum of x_i * (M / h_i), M the lcm of the heights > 0.
+
+    Proportional to LOG, so equal keys are exactly equal LOG (float LOG could split or merge ties).
+    """
+    positive = [h for h in heights if h > 0]
+    scale = math.lcm(*positive) if positive else 1
+    shape = tuple(b - a + 1 for a, b in zip(box.lower, box.upper))
+    keys = np.zeros(shape, dtype=np.int64)
+    for i, (a, b, h) in enumerate(zip(box.lower, box.upper, heights)):
+        if h > 0:
+            view = [1] * len(shape)
+            view[i] = shape[i]
+            keys += (np.arange(a, b + 1, dtype=np.int64) * (scale // h)).reshape(view)
+    return keys.reshape(-1)
+
+
+@dataclass(frozen=True)
+class BestFirst:
+    """Exact search in increasing LOG with predictive tagging (see the module doc).
+
+    `max_nodes`: the largest box it accepts (it keeps a tag byte and an 8-byte key per node).
+    """
+
+    max_nodes: int = 1 << 25
+    chunk: int = 4096
+    name: str = "bestfirst"
+
+    def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        box = problem.box
+        if box.size > self.max_nodes:
+            raise InputError(f"the search box has {box.size:,} nodes; the exact search 'bestfirst' handles at "
+                             f"most {self.max_nodes:,}: use 'kgen' (the genetic algorithm) for this many QIs")
+        budget = Budget(problem, limits)
+        log_order = bool(getattr(problem, "loss_is_log", False))
+        tagging = problem.monotone_feasibility
+        if log_order:
+            mode = "log order, tagging" if tagging else "log order, level by level (feasibility not monotone)"
+        elif tagging and problem.monotone_loss:
+            mode = "k-minimal nodes, then their ties (loss not LOG)"
+        else:
+            mode = "every node not tagged infeasible"
+        stats = {"resolved": 0, "tag_hits": 0}
+        params = {"mode": mode, "predictive_tagging": tagging}
+
+        def body(trace: list[dict]) -> None:
+            try:
+                tags = Tags(box)
+                if log_order and tagging:
+                    self._log_tagging(problem, budget, tags, stats)
+                elif log_order:
+                    self._log_levels(problem, budget, tags)
+                elif tagging and problem.monotone_loss:
+                    self._tag_all(problem, budget, tags, stats)
+                    self._minimal_then_ties(problem, budget, tags)
+                else:
+                    if tagging:
+                        self._tag_all(problem, budget, tags, stats)
+                    budget.evaluate_many([tags.node(int(i)) for i in np.flatnonzero(tags.flat != INFEASIBLE)])
+            finally:
+                trace.append({"evaluations": budget.evaluations, "resolved": stats["resolved"],
+                              "tag_hits": stats["tag_hits"], "seconds": budget.seconds})
+
+        return guarded(budget, self.name, body, params)
+
+    # --- resolving one node by binary search on a path to the top -------------------------------------
+
+    def _path(self, node: Node, box: Box) -> list[Node]:
+        """A chain from `node` to the box's top raising the relatively least-raised attribute first."""
+        x = list(node)
+        path = [tuple(x)]
+        spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
+        while True:
+            candidates = [i for i in range(len(x)) if x[i] < box.upper[i]]
+            if not candidates:
+                return path
+            i = min(candidates, key=lambda j: ((x[j] - box.lower[j] + 1) / spans[j], j))
+            x[i] += 1
+            path.append(tuple(x))
+
+    def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+        """Tag `node` (and much around it) by finding the feasibility boundary on a path through it."""
+        stats["resolved"] += 1
+        path = self._path(node, problem.box)
+        states = [tags.get(p) for p in path]
+        lo = max((i for i, s in enumerate(states) if s == INFEASIBLE), default=-1)
+        hi = min((i for i, s in enumerate(states) if s == FEASIBLE), default=len(path))
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            state = tags.get(path[mid])
+            if state == UNKNOWN:
+                feasible = budget.evaluate(path[mid]).feasible
+                tags.tag(path[mid], feasible)
+            else:
+                stats["tag_hits"] += 1
+                feasible = state == FEASIBLE
+            if feasible:
+                hi = mid
+            else:
+                lo = mid
+
+    # --- the modes ----------------------------------------------------------------------------------
+
+    def _log_tagging(self, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+        keys = log_keys(problem.box, problem.heights)
+        order = np.argsort(keys, kind="stable")  # ties in lexicographic order
+        best_key: int | None = None
+        for start in range(0, order.size, self.chunk):
+            block = order[start : start + self.chunk]
+            for flat in block[tags.flat[block] != INFEASIBLE]:
+                if best_key is not None and keys[flat] > best_key:
+                    return
+                if tags.flat[flat] == INFEASIBLE:  # tagged since the block was read
+                    continue
+                node = tags.node(int(flat))
+                if tags.flat[flat] == UNKNOWN:
+                    self._resolve(node, problem, budget, tags, stats)
+                if tags.flat[flat] == FEASIBLE:
+                    budget.evaluate(node)  # for its LOS: ties on LOG are broken by LOS
+                    if best_key is None:
+                        best_key = int(keys[flat])
+
+    def _log_levels(self, problem: Problem, budget: Budget, tags: Tags) -> None:
+        keys = log_keys(problem.box, problem.heights)
+        order = np.argsort(keys, kind="stable")
+        bounds = np.flatnonzero(np.diff(keys[order])) + 1
+        for level in np.split(order, bounds):
+            results = budget.evaluate_many([tags.node(int(i)) for i in level])
+            if any(e.feasible for e in results):
+                return
+
+    def _tag_all(self, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+        """Resolve every node, lowest first (so infeasible tags reach far down)."""
+        sums = np.indices(tags.shape).sum(axis=0).reshape(-1)
+        for flat in np.argsort(sums, kind="stable"):
+            if tags.flat[flat] == UNKNOWN:
+                self._resolve(tags.node(int(flat)), problem, budget, tags, stats)
+
+    def _minimal_then_ties(self, problem: Problem, budget: Budget, tags: Tags) -> None:
+        """Evaluate the k-minimal nodes; then climb from those of least loss through nodes of equal loss."""
+        feasible = tags.array == FEASIBLE
+        minimal = feasible.copy()
+        for axis in range(feasible.ndim):
+            below = np.zeros_like(feasible)
+            src = [slice(None)] * feasible.ndim
+            dst = [slice(None)] * feasible.ndim
+            src[axis], dst[axis] = slice(0, -1), slice(1, None)
+            below[tuple(dst)] = feasible[tuple(src)]
+            minimal &= ~below
+        nodes = [tags.node(int(i)) for i in np.flatnonzero(minimal.reshape(-1))]
+        if not nodes:
+            return
+        results = budget.evaluate_many(nodes)
+        least = min(e.loss for e in results)
+        queue = deque(e.node for e in results if e.loss == least)
+        seen = set(queue)
+        upper = problem.box.upper
+        while queue:
+            x = queue.popleft()
+            for i in range(len(x)):
+                if x[i] < upper[i]:
+                    y = x[:i] + (x[i] + 1,) + x[i + 1 :]
+                    if y not in seen:
+                        seen.add(y)
+                        if budget.evaluate(y).loss == least:
+                            queue.append(y)

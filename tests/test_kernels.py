@@ -1,0 +1,191 @@
+"""The fast kernel, the roll-up and the bitset support map give identical evaluations; the best-first exact
+search agrees with exhaustive search (hypothesis, random tables and lattices)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fitness import kernel, rollup
+from fitness.encoding import EncodedTable, encode_column
+from fitness.evaluator import NodeEvaluator
+from fitness.models import KAnonymity
+from fitness.objective import Discernibility, Precision
+from lattice.box import Box
+from lattice.hierarchy import Hierarchy
+from lattice.search.base import Limits, Problem
+from lattice.search.bestfirst import BestFirst
+from lattice.search.exhaustive import Exhaustive
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def tables(draw: st.DrawFn, max_rows: int = 60, max_qis: int = 4) -> EncodedTable:
+    """A random table of integer QIs with random tree hierarchies (base-b rounding, then `*`)."""
+    n = draw(st.integers(1, max_rows))
+    q = draw(st.integers(1, max_qis))
+    qis = []
+    for i in range(q):
+        card = draw(st.integers(1, 12))
+        values = [str(v) for v in draw(st.lists(st.integers(0, card - 1), min_size=n, max_size=n))]
+        base = draw(st.integers(2, 4))
+        depth = draw(st.integers(0, 2))
+        rows = []
+        for v in sorted(set(values)):
+            path = [v] + [str(int(v) // base ** (level + 1)) for level in range(depth)]
+            rows.append(path + ["*"])
+        qis.append(encode_column(f"q{i}", values, Hierarchy.from_rows(f"q{i}", rows)))
+    return EncodedTable(n, tuple(qis))
+
+
+def reference_sizes(table: EncodedTable, node: tuple[int, ...]) -> list[int]:
+    """Class sizes by counting generalized tuples in a dict: the obviously correct reference."""
+    counts = Counter(zip(*(qi.codes[x].tolist() for qi, x in zip(table.qis, node))))
+    return sorted(counts.values()) if table.n else []
+
+
+def all_nodes(table: EncodedTable) -> list[tuple[int, ...]]:
+    return list(Box.full(table.heights).nodes())
+
+
+@SETTINGS
+@given(tables(), st.integers(1, 4), st.sampled_from([0.0, 0.05, 0.2]))
+def test_fast_and_bitset_evaluators_give_identical_evaluations(table: EncodedTable, k: int, t: float) -> None:
+    fast = NodeEvaluator(table, [KAnonymity(k)], t, kernel="fast")
+    bitset = NodeEvaluator(table, [KAnonymity(k)], t, kernel="bitset")
+    feasible_only = NodeEvaluator(table, [KAnonymity(k)], t, kernel="bitset")
+    for node in all_nodes(table):
+        e = fast.evaluate(node)
+        assert e == bitset.evaluate(node)
+        assert feasible_only.feasible(node) == e.feasible  # the early-exit path
+        assert sorted(fast.partition(node).sizes.tolist()) == reference_sizes(table, node)
+        assert sorted(bitset.partition(node).sizes.tolist()) == reference_sizes(table, node)
+
+
+@SETTINGS
+@given(tables(), st.data())
+def test_roll_up_from_any_more_specific_node_equals_the_direct_classes(table: EncodedTable,
+                                                                       data: st.DataObject) -> None:
+    nodes = all_nodes(table)
+    target = data.draw(st.sampled_from(nodes))
+    below = [x for x in nodes if all(a <= b for a, b in zip(x, target))]
+    source = rollup.direct(table, data.draw(st.sampled_from(below)))
+    rolled = rollup.roll_up(table, source, target)
+    assert sorted(rolled.sizes.tolist()) == reference_sizes(table, target)
+    # every representative lies in its class: rolling up again from the result changes nothing
+    again = rollup.roll_up(table, rolled, target)
+    assert sorted(again.sizes.tolist()) == reference_sizes(table, target)
+
+
+@SETTINGS
+@given(tables(max_rows=80), st.integers(1, 3))
+def test_the_rollup_cache_evaluator_matches_the_reference_on_every_node(table: EncodedTable, k: int) -> None:
+    evaluator = NodeEvaluator(table, [KAnonymity(k)], 0.1)
+    evaluator._rollup.min_saving = 0  # roll up even on tiny tables, so the roll-up path is what is tested
+    evaluator._rollup.max_fraction = 1.0
+    for node in reversed(all_nodes(table)):  # also from the top down, where no source is below
+        sizes = np.array(reference_sizes(table, node), dtype=np.int64)
+        e = evaluator.evaluate(node)
+        assert e.suppressed == int(sizes[sizes < k].sum())
+        assert e.classes == int((sizes >= k).sum())
+    assert evaluator._rollup.hits + evaluator._rollup.misses == len(all_nodes(table))
+
+
+@SETTINGS
+@given(st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=200), min_size=1, max_size=5),
+       st.booleans())
+def test_kernel_group_counts_weights_and_ids_exactly(columns: list[list[int]], weighted: bool) -> None:
+    n = min(len(c) for c in columns)
+    arrays = [np.array(c[:n], dtype=np.int32) for c in columns]
+    cards = [8] * len(arrays)
+    weights = np.arange(1, n + 1, dtype=np.int64) if weighted else None
+    sizes, reps, ids = kernel.group(arrays, cards, n, weights=weights, with_ids=True)
+    expected: Counter = Counter()
+    for r, row in enumerate(zip(*(a.tolist() for a in arrays))):
+        expected[row] += r + 1 if weighted else 1
+    assert sorted(sizes.tolist()) == sorted(expected.values())
+    for c, rep in enumerate(reps.tolist()):
+        assert sizes[c] == expected[tuple(int(a[rep]) for a in arrays)]
+    assert all(ids[r] == ids[reps[ids[r]]] for r in range(n))
+    assert sorted(kernel.class_sizes(arrays, cards, n).tolist()) == sorted(np.bincount(ids).tolist())
+
+
+def test_kernel_densifies_keys_that_would_overflow_int64() -> None:
+    rng = np.random.default_rng(0)
+    columns = [rng.integers(0, 1000, 500).astype(np.int32) for _ in range(12)]  # span 1000^12 > 2^62
+    columns[5][:250] = columns[5][250:]
+    for c in columns:
+        c[:250] = c[250:]  # the first half repeats the second: 250 classes of 2
+    assert sorted(kernel.class_sizes(columns, [1000] * 12, 500).tolist()) == [2] * 250
+
+
+def run_both(problem: Problem) -> tuple:
+    exact = Exhaustive().run(problem, Limits())
+    best = BestFirst().run(problem, Limits())
+    return exact, best
+
+
+def key(result) -> tuple | None:  # noqa: ANN001
+    return None if result.best is None else (result.best.node, result.best.loss, result.best.los)
+
+
+@SETTINGS
+@given(tables(max_rows=40, max_qis=4), st.integers(1, 4), st.sampled_from([0.0, 0.05, 0.3]))
+def test_bestfirst_agrees_with_exhaustive_under_log(table: EncodedTable, k: int, t: float) -> None:
+    evaluator = NodeEvaluator(table, [KAnonymity(k)], t)
+    box = Box.full(table.heights)
+    problem = Problem(evaluator, box, table.heights, True, True, loss_is_log=True)
+    exact, best = run_both(problem)
+    assert best.stopped == "complete"
+    assert key(best) == key(exact)
+    assert best.evaluations <= exact.evaluations
+
+
+@SETTINGS
+@given(tables(max_rows=40, max_qis=3), st.integers(1, 3), st.sampled_from([0.0, 0.1]),
+       st.sampled_from(["flags-off", "not-log-monotone", "not-log-not-monotone", "log-not-monotone"]))
+def test_bestfirst_stays_exact_when_it_may_not_prune(table: EncodedTable, k: int, t: float, case: str) -> None:
+    """With the problem's flags off, the search must not rely on them (it is told, it does not check)."""
+    objective = Discernibility() if case.startswith("not-log") else Precision()
+    evaluator = NodeEvaluator(table, [KAnonymity(k)], t, objective)
+    box = Box.full(table.heights)
+    flags = {"flags-off": (False, False, True), "not-log-monotone": (True, True, False),
+             "not-log-not-monotone": (True, False, False), "log-not-monotone": (False, True, True)}[case]
+    problem = Problem(evaluator, box, table.heights, flags[0], flags[1], loss_is_log=flags[2])
+    exact, best = run_both(problem)
+    assert best.stopped == "complete"
+    assert key(best) == key(exact)
+
+
+def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared_data) -> None:  # noqa: ANN001
+    from kgen.api import prepare
+    from kgen.config import Config
+    from kgen.table import read_csv
+
+    table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
+    prepared = prepare(table, Config(qi=table.columns[1:7], identifiers=("nr",), k=2, suppression=0.005))
+    problem = prepared.problem()
+    assert problem.loss_is_log
+    best = BestFirst().run(problem, Limits())
+    prepared.evaluator.clear_cache()
+    exact = Exhaustive().run(problem, Limits())
+    assert key(best) == key(exact)
+    assert best.evaluations * 4 < exact.evaluations
+
+
+def test_tie_groups_use_exact_log_keys() -> None:
+    from lattice.search.bestfirst import log_keys
+
+    heights = (3, 6, 2)
+    box = Box.full(heights)
+    keys = log_keys(box, heights)
+    for (x, kx), (y, ky) in itertools.combinations(zip(box.nodes(), keys.tolist()), 2):
+        lx = sum(a / h for a, h in zip(x, heights))
+        ly = sum(a / h for a, h in zip(y, heights))
+        assert (kx == ky) == (abs(lx - ly) < 1e-9)
+        assert (kx < ky) == (lx < ly - 1e-9)
