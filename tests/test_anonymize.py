@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen import Config, anonymize, check_k_anonymity, from_mapping, prepare, read_csv
+from kgen import Config, InputError, anonymize, check_k_anonymity, from_mapping, prepare, read_csv
 from kgen.cli import main
 from kgen.table import Table
 from lattice.node import precision_loss
@@ -187,3 +187,22 @@ def test_input_file_is_never_overwritten_and_outputs_are_complete(adult_dir: Pat
 def test_from_mapping_converts_values_to_strings_and_none_to_missing() -> None:
     table = from_mapping({"a": [1, None, 2.5], "b": ["x", "y", "z"]})
     assert table.values["a"] == ["1", "", "2.5"] and table.n == 3
+
+
+def test_missing_tokens_are_configurable() -> None:
+    data = {"age": ["21", "-", "25", "-", "NA", "NA"], "note": ["a", "b", "c", "d", "e", "f"]}
+    # With "-" as the only token, "NA" is text in a numeric column: an error naming it.
+    with pytest.raises(InputError) as error:
+        prepare(data, Config(qi=["age"], k=2, missing=("-",)))
+    assert error.value.value == "NA"
+    both = anonymize(data, Config(qi=["age"], k=2, missing=("-", "NA")))
+    assert both.release.values["age"] == ["[20, 29]", "-", "[20, 29]", "-", "-", "-"]
+    assert both.report["attributes"]["age"]["distinct_before"] == 3  # 21, 25 and missing
+
+
+def test_released_row_values_are_those_of_the_same_input_row() -> None:
+    data = {"id": [str(i) for i in range(8)], "age": ["11", "12", "33", "34", "35", "56", "57", "58"],
+            "keep": list("abcdefgh")}
+    result = anonymize(data, Config(qi=["age"], k=2, identifiers=["id"]))
+    assert result.release.values["keep"] == list("abcdefgh")
+    assert result.release.values["age"] == ["[10, 19]"] * 2 + ["[30, 39]"] * 3 + ["[50, 59]"] * 3

@@ -13,7 +13,7 @@ from kgen.api import prepare, release
 from lattice import builders
 from lattice.box import Box
 from lattice.hierarchy import Hierarchy
-from lattice.node import precision_loss
+from lattice.node import height, leq, precision_loss
 
 QIS = ["Age", "Gender", "Postcode"]
 
@@ -104,6 +104,39 @@ def test_table_2_node_generalizes_table_1_into_table_2_classes() -> None:
     assert published.values["Postcode"] == TABLE_2["Postcode"]
     assert published.values["Crime"] == TABLE_1["Crime"]
     assert check_k_anonymity(published, QIS, k=2).passed
+
+
+def test_evaluation_of_table_2_node_reports_every_metric() -> None:
+    evaluator = prepare(TABLE_1, paper_config()).evaluator
+    e = evaluator.evaluate((2, 1, 1))
+    assert (e.classes, e.smallest_class, e.suppressed, e.feasible) == (2, 2, 0, True)
+    assert e.log == e.loss == pytest.approx((2 / 4 + 1 / 1 + 1 / 5) / 3)
+    assert (e.los, e.dm, e.aecs) == (0.0, 8.0, 2.0)  # DM = 2^2 + 2^2, AECS = 4 rows / 2 classes
+    bottom = evaluator.evaluate((0, 0, 0))
+    assert (bottom.classes, bottom.suppressed, bottom.feasible) == (0, 4, False)
+    assert (bottom.los, bottom.dm, bottom.aecs) == (1.0, 16.0, 0.0)  # DM = |S| * n
+
+
+def test_evaluation_with_suppression_counts_the_suppressed_rows() -> None:
+    # (4, 1, 3): Age 0-99, Gender P, Postcode 80***/85***: two classes of two.
+    # (2, 0, 1): Age 20-29/40-49 and Postcode 8001*/8507* pair the rows, but Gender splits every pair: four
+    # rows alone, more than the limit of floor(0.5 * 4) = 2.
+    evaluator = prepare(TABLE_1, paper_config(k=2, suppression=0.5)).evaluator
+    e = evaluator.evaluate((4, 1, 3))
+    assert (e.classes, e.smallest_class, e.suppressed, e.feasible) == (2, 2, 0, True)
+    e = evaluator.evaluate((2, 0, 1))
+    assert (e.classes, e.suppressed, e.feasible, e.los) == (0, 4, False, 1.0)
+    data = {"a": ["x", "x", "x", "y"], "b": ["1", "1", "1", "1"]}
+    e = prepare(data, Config(qi=["a", "b"], k=2, suppression=0.25)).evaluator.evaluate((0, 0))
+    assert (e.classes, e.smallest_class, e.suppressed, e.feasible) == (1, 3, 1, True)
+    assert (e.los, e.dm, e.aecs) == (0.25, 9.0 + 1 * 4, 3.0)
+
+
+def test_node_height_and_lattice_order() -> None:
+    assert height((3, 4, 1)) == 8 and height(()) == 0
+    assert leq((0, 1, 0), (0, 1, 1)) and not leq((1, 0, 0), (0, 1, 1))
+    with pytest.raises(ValueError):
+        leq((0, 1), (0, 1, 1))
 
 
 def test_anonymizing_table_1_finds_a_2_anonymous_table_at_least_as_precise_as_table_2() -> None:
