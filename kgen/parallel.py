@@ -13,7 +13,8 @@ How the work is shipped:
   seconds, and tasks depending on the scattered data then ship it again); threads share the parent's
   evaluator;
 - a call's new nodes go out in a few chunks per worker (or `batch_size` nodes per task), so one task
-  amortizes the round trip over many nodes;
+  amortizes the round trip over many nodes; on loky and threading the parent is one of the `jobs`: it
+  evaluates its share of the chunks while `jobs - 1` workers evaluate the rest;
 - nodes evaluated before are answered from a local cache and never sent again; calls with fewer than
   `min_parallel` new nodes are evaluated in the parent (one node cannot be shared out, and shipping it
   only adds a round trip).
@@ -31,17 +32,20 @@ import time
 import uuid
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import joblib
+from joblib.externals.loky import get_reusable_executor
 
 from fitness.evaluator import Evaluation, NodeEvaluator
 from lattice.errors import InputError
 from lattice.node import Node
 
 BACKENDS = ("loky", "threading", "dask")
+LOKY_IDLE_TIMEOUT = 300  # seconds before joblib's idle loky workers exit (joblib's own default)
 TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
 DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
 CONNECT_TIMEOUT = "10s"  # to reach a Dask scheduler
@@ -167,11 +171,12 @@ def chunked(nodes: Sequence[Node], workers: int, batch_size: int | None) -> list
 
 
 class ParallelEvaluator:
-    """Evaluates nodes of a NodeEvaluator's table on `jobs` workers of a joblib backend.
+    """Evaluates nodes of a NodeEvaluator's table with `jobs` parallel evaluators.
 
-    `backend`: "loky" (local processes), "threading", or "dask" (a `distributed.Client` on `scheduler`, or,
-    without one, a local cluster of `jobs` worker processes on 127.0.0.1). With a scheduler, the cluster's
-    worker threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about
+    `backend`: "loky" (the parent and `jobs - 1` processes of joblib's loky executor), "threading" (the
+    parent and `jobs - 1` threads), or "dask" (joblib's dask backend on a `distributed.Client` connected to
+    `scheduler`, or, without one, to a local cluster of `jobs` worker processes on 127.0.0.1; the parent only
+    submits). With a scheduler, the cluster's worker threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about
     two tasks per worker per call). Calls with fewer than `min_parallel` new nodes run in the parent.
     Results equal the wrapped evaluator's, in input order. Close it (or use it as a context manager) to stop
     the cluster, disconnect the client and delete the shared file.
@@ -193,6 +198,7 @@ class ParallelEvaluator:
         self._cluster: Any = None
         self._client: Any = None
         self._parallel: joblib.Parallel | None = None
+        self._threads: ThreadPoolExecutor | None = None
         self._task: Any = None
         self._payload: Any = None
         self._plugin: str | None = None
@@ -206,23 +212,21 @@ class ParallelEvaluator:
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     def _start(self) -> None:
+        # Local backends: the parent evaluates one share of each call itself while jobs - 1 workers evaluate
+        # the rest (it would otherwise sit idle waiting, and every task shipped costs a round trip).
         if self.backend == "threading":
             self._payload = self.evaluator
             self._task = evaluate_with
-            self._parallel = joblib.Parallel(n_jobs=self.jobs, backend="threading", batch_size=1,
-                                             pre_dispatch="all")
+            self._threads = ThreadPoolExecutor(max_workers=max(self.jobs - 1, 1), thread_name_prefix="kgen")
         elif self.backend == "loky":
             self._folder = tempfile.mkdtemp(prefix="kgen-parallel-")
             path = os.path.join(self._folder, "evaluator.joblib")
             joblib.dump(fresh_copy(self.evaluator), path)
             self._payload = SharedTable(uuid.uuid4().hex, path)
             self._task = evaluate_shared
-            # max_nbytes=None: the arguments are a small handle and node tuples, nothing to memory-map.
-            self._parallel = joblib.Parallel(n_jobs=self.jobs, backend="loky", batch_size=1, pre_dispatch="all",
-                                             max_nbytes=None)
         else:
             self._start_dask()
-        self._parallel.__enter__()  # keep the pool (or the scattered data) across calls
+            self._parallel.__enter__()  # keep the backend (client, collector) across calls
 
     def _start_dask(self) -> None:
         from distributed import Client, LocalCluster
@@ -257,6 +261,11 @@ class ParallelEvaluator:
         if self._closed:
             return
         self._closed = True
+        if self._threads is not None:
+            self._threads.shutdown(wait=True, cancel_futures=True)
+            self._threads = None
+        # loky: joblib's reusable executor is shared by the process; its idle workers exit after
+        # LOKY_IDLE_TIMEOUT seconds, their copy of the table with them (the file is deleted below).
         if self._parallel is not None:
             try:
                 self._parallel.__exit__(None, None, None)
@@ -307,13 +316,39 @@ class ParallelEvaluator:
         return [self._cache[n] for n in keys]
 
     def _remote(self, nodes: list[Node]) -> list[Evaluation]:
-        if self._parallel is None:
+        if self._closed:
             raise RuntimeError("ParallelEvaluator used after close()")
         chunks = chunked(nodes, self.workers, self.batch_size)
-        outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
-        self.stats["tasks"] += len(chunks)
-        self.stats["remote_nodes"] += len(nodes)
+        if self.backend == "dask":
+            outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
+            self.stats["tasks"] += len(chunks)
+            self.stats["remote_nodes"] += len(nodes)
+            return [e for output in outputs for e in output]
+        # Chunk i goes to the parent when i % jobs == 0, to the workers otherwise: submit theirs first, then
+        # evaluate ours while they work, then collect in chunk order.
+        pool = self._local_pool()
+        futures = {i: pool.submit(self._task, self._payload, chunk)
+                   for i, chunk in enumerate(chunks) if i % self.jobs and pool is not None}
+        results: list[list[Evaluation]] = []
+        for i, chunk in enumerate(chunks):
+            if i in futures:
+                continue
+            results.append(self.evaluator.evaluate_many(chunk))
+            self.stats["local_nodes"] += len(chunk)
+        mine = iter(results)
+        outputs = [futures[i].result() if i in futures else next(mine) for i in range(len(chunks))]
+        self.stats["tasks"] += len(futures)
+        self.stats["remote_nodes"] += sum(len(chunks[i]) for i in futures)
         return [e for output in outputs for e in output]
+
+    def _local_pool(self) -> Any:
+        """The executor of the local workers (None when jobs is 1: the parent does everything)."""
+        if self.jobs == 1:
+            return None
+        if self.backend == "threading":
+            return self._threads
+        # Fetched per call: joblib's reusable executor may have been resized or restarted by another user.
+        return get_reusable_executor(max_workers=self.jobs - 1, timeout=LOKY_IDLE_TIMEOUT)
 
     def copies_per_worker(self) -> dict[object, int]:
         """Diagnostics: per worker, how many copies of the table it received (1 once it has worked).
@@ -321,14 +356,15 @@ class ParallelEvaluator:
         loky: per worker process that answered a probe, its loads of this evaluator's file; dask: per worker,
         the installs of its plugin; threading: the one shared process.
         """
-        if self._parallel is None:
+        if self._closed:
             raise RuntimeError("ParallelEvaluator used after close()")
-        if self.backend == "threading":
+        if self.backend == "threading" or self.jobs == 1 and self.backend == "loky":
             return {os.getpid(): 1}
         if self.backend == "dask":
             return dict(self._client.run(_loads_of, self._payload.token))
-        probes = self._parallel(joblib.delayed(loads_here)(self._payload, 0.05) for _ in range(4 * self.jobs))
-        return dict(probes)
+        pool = self._local_pool()
+        probes = [pool.submit(loads_here, self._payload, 0.05) for _ in range(4 * self.jobs)]
+        return dict(probe.result() for probe in probes)
 
     # -- the rest of the wrapped evaluator's interface, evaluated in the parent ---------------------------
 
