@@ -43,14 +43,36 @@ class CheckResult:
         return not self.violating_rows and (own_class or self.suppressed_rows <= self.allowed)
 
 
+def column_codes(values: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """A code per row (first occurrence order) and the code of each distinct string. A dict lookup per row
+    is about twice as fast as converting to a unicode array and sorting it (np.unique) on Adult."""
+    index = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return codes, index
+
+
 def group_codes(table: Table, qis: Sequence[str]) -> np.ndarray:
     """Class id per row: rows get the same id iff they agree on every QI string."""
     key = np.zeros(table.n, dtype=np.int64)
+    span = 1
     for column in qis:
-        _, codes = np.unique(np.asarray(table.column(column), dtype=object).astype(str), return_inverse=True)
-        key = key * (int(codes.max()) + 1 if codes.size else 1) + codes
-        _, key = np.unique(key, return_inverse=True)
+        codes, index = column_codes(table.column(column))
+        card = max(len(index), 1)
+        if span * card >= 1 << 62:  # renumber before the mixed-radix key could overflow int64
+            _, key = np.unique(key, return_inverse=True)
+            key, span = key.reshape(-1), int(key.max()) + 1
+        key = key * card + codes
+        span *= card
+    _, key = np.unique(key, return_inverse=True)
     return key.reshape(-1)
+
+
+def suppressed_mask(table: Table, qis: Sequence[str]) -> np.ndarray:
+    """Rows with `*` in every QI (kgen's suppressed records)."""
+    starred = np.ones(table.n, dtype=bool)
+    for column in qis:
+        starred &= np.fromiter(map(SUPPRESSED.__eq__, table.column(column)), dtype=bool, count=table.n)
+    return starred
 
 
 # Equal to a threshold counts as meeting it: rounding must not fail a class that meets it exactly.
@@ -207,7 +229,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         return CheckResult(0, k, 0, 0, 0, [], allowed)
     classes = group_codes(table, qis)
     sizes = np.bincount(classes)
-    starred = np.all(np.stack([np.asarray(table.column(c), dtype=object) == SUPPRESSED for c in qis]), axis=0)
+    starred = suppressed_mask(table, qis)
     bad_class = sizes < k
     measures = {}
     for rule in rules:
