@@ -28,6 +28,7 @@ from kgen.datasets import IDENTIFIER as FRAUD_IDENTIFIER
 from kgen.datasets import generate as generate_fraud
 from kgen.table import Table
 from lattice.accuracy import overall_accuracy
+from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,7 +107,8 @@ LOADERS: dict[str, Callable[[], Dataset]] = {"cargo2000": load_cargo, "fraud": l
 @dataclass(frozen=True)
 class Method:
     """One line of a figure: a registry algorithm with its options, seeds, evaluation budget, and the q it runs
-    at (None: every q of the plan). `exact` methods define the optimum when they complete."""
+    at (None: every q of the plan). `exact` methods define the optimum when they complete; those that also
+    return every k-minimal node (`all_minimal`: exhaustive, OLA) define the optimal set O of the accuracy."""
 
     label: str
     algorithm: str
@@ -115,6 +117,7 @@ class Method:
     max_evaluations: int | None = None
     exact: bool = False
     qs: tuple[int, ...] | None = None
+    all_minimal: bool = False
 
     def runs_at(self, q: int) -> bool:
         return self.qs is None or q in self.qs
@@ -122,8 +125,9 @@ class Method:
 
 @dataclass(frozen=True)
 class Plan:
-    """What to run on one dataset. After an exact method times out at some q it is not started again at a
-    larger q (its lattice only grows); those runs are written as `stopped = skipped`, `timed_out = True`."""
+    """What to run on one dataset. After an exact method times out (or refuses the lattice's size) at some q
+    it is not started again at a larger q (its lattice only grows); those runs are written as
+    `stopped = skipped`, `timed_out = True`."""
 
     dataset: str
     qs: tuple[int, ...]
@@ -133,18 +137,28 @@ class Plan:
 
 
 def run_search(prepared: Prepared, method: Method, seed: int, time_limit: float | None) -> SearchResult:
-    """One search from a cold evaluation cache (so every run pays for its own evaluations)."""
+    """One search from a cold evaluation cache (so every run pays for its own evaluations).
+
+    A search that refuses the problem (an InputError, e.g. an exact search's size cap) comes back as a result
+    with `stopped = "refused"` and no node: a missing point, like a time-out.
+    """
     prepared.evaluator.clear_cache()
     search = make_search(method.algorithm, method.options)
-    return search.run(prepared.problem(), Limits(method.max_evaluations, time_limit, seed))
+    start = time.perf_counter()
+    try:
+        return search.run(prepared.problem(), Limits(method.max_evaluations, time_limit, seed))
+    except InputError as error:
+        return SearchResult(method.algorithm, None, [], 0, time.perf_counter() - start, "refused",
+                            params={"error": str(error)})
 
 
 @dataclass(frozen=True)
 class Optimum:
-    """The exact optimum at one q: its LOG, every k-minimal node, and which method proved it."""
+    """The exact optimum at one q: its LOG, which method proved it, and every k-minimal node (the optimal
+    set O) when an exact method that enumerates them completed (else None: accuracy is then unknown)."""
 
     log: float
-    minimal: tuple[tuple[int, ...], ...]
+    minimal: tuple[tuple[int, ...], ...] | None
     source: str
 
 
@@ -156,8 +170,10 @@ def find_optimum(results: Sequence[tuple[Method, SearchResult]]) -> Optimum | No
     logs = {m.label: r.best.log for m, r in complete}
     if max(logs.values()) - min(logs.values()) > 1e-12:
         raise RuntimeError(f"exact methods disagree on the optimal LOG: {logs}")
-    method, result = complete[0]
-    return Optimum(result.best.log, tuple(tuple(n) for n in result.minimal), method.label)
+    sets = [(m, r) for m, r in complete if m.all_minimal]
+    method, result = (sets or complete)[0]
+    minimal = tuple(tuple(n) for n in result.minimal) if sets else None
+    return Optimum(result.best.log, minimal, method.label)
 
 
 def fmt(value: float | None, digits: int = 6) -> str:
@@ -167,12 +183,13 @@ def fmt(value: float | None, digits: int = 6) -> str:
 
 
 def row_for(dataset: str, q: int, method: Method, seed: int, result: SearchResult | None, prepared: Prepared,
-            optimum: Optimum | None, time_limit: float) -> dict[str, str]:
-    """The CSV row of one run (`result` None: skipped after an earlier time-out)."""
+            optimum: Optimum | None, time_limit: float, skipped_after: str = "time") -> dict[str, str]:
+    """The CSV row of one run (`result` None: skipped after an earlier time-out or refusal, `skipped_after`)."""
     best = None if result is None else result.best
     accuracy = gap = None
-    if optimum is not None and result is not None:
-        accuracy = overall_accuracy(result.minimal, optimum.minimal, prepared.heights) if best is not None else 0.0
+    if optimum is not None and result is not None and result.stopped != "refused":
+        if optimum.minimal is not None:
+            accuracy = overall_accuracy(result.minimal, optimum.minimal, prepared.heights) if best else 0.0
         gap = None if best is None else best.log - optimum.log
     return {
         "dataset": dataset, "q": str(q), "algorithm": method.label, "seed": str(seed),
@@ -183,7 +200,7 @@ def row_for(dataset: str, q: int, method: Method, seed: int, result: SearchResul
         "accuracy": fmt(accuracy, 10),
         "gap": fmt(gap, 10),
         "node": "" if best is None else " ".join(str(x) for x in best.node),
-        "timed_out": str(result is None or result.stopped == "time"),
+        "timed_out": str(skipped_after == "time" if result is None else result.stopped == "time"),
         "stopped": "skipped" if result is None else result.stopped,
         "optimum_log": "" if optimum is None else fmt(optimum.log, 10),
         "optimum_source": "" if optimum is None else optimum.source,
@@ -210,7 +227,7 @@ def run_plan(plan: Plan, dataset: Dataset, out: Path | None = None,
              log: Callable[[str], None] = print) -> list[dict[str, str]]:
     """Run every method at every q of the plan; rewrite `out` (a CSV) after each q so progress survives."""
     rows: list[dict[str, str]] = []
-    given_up: set[str] = set()
+    given_up: dict[str, str] = {}  # exact methods that timed out or refused at a smaller q, and why
     for q in plan.qs:
         methods = [m for m in plan.methods if m.runs_at(q)]
         if not methods:
@@ -224,11 +241,12 @@ def run_plan(plan: Plan, dataset: Dataset, out: Path | None = None,
                     continue
                 result = run_search(prepared, method, seed, plan.time_limit)
                 done.append((method, seed, result))
-                if method.exact and result.stopped == "time" and plan.skip_after_timeout:
-                    given_up.add(method.label)
+                if method.exact and result.stopped in ("time", "refused") and plan.skip_after_timeout:
+                    given_up[method.label] = result.stopped
         optimum = find_optimum([(m, r) for m, _, r in done if r is not None])
         for method, seed, result in done:
-            rows.append(row_for(dataset.name, q, method, seed, result, prepared, optimum, plan.time_limit))
+            rows.append(row_for(dataset.name, q, method, seed, result, prepared, optimum, plan.time_limit,
+                                given_up.get(method.label, "time")))
         log(summary_line(dataset.name, q, prepared, done, optimum))
         if out is not None:
             write_rows(out, rows)
@@ -254,6 +272,20 @@ def summary_line(name: str, q: int, prepared: Prepared, done: Sequence[tuple[Met
 def read_rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (the machine is shared: timings depend on them)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process so far: what the runs cost, whatever else the machine does."""
+    times = os.times()
+    return times.user + times.system
 
 
 def environment(mode: str, seconds: float | None = None) -> dict[str, object]:
@@ -284,5 +316,6 @@ def environment(mode: str, seconds: float | None = None) -> dict[str, object]:
         "mode": mode, "cpu": cpu, "cores": os.cpu_count(), "memory": memory, "os": platform.platform(),
         "python": sys.version.split()[0], "numpy": numpy.__version__, "commit": commit,
         "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "wall_seconds": seconds,
+        "cpu_seconds": round(cpu_seconds(), 1), "load_average_end": load_average(),
         "command": " ".join(["python", "-m", "experiments.paper", *sys.argv[1:]]),
     }

@@ -25,13 +25,14 @@ from experiments.common import RESULTS, read_rows  # noqa: E402
 DATASETS = (("cargo2000", "Cargo 2000 (c2k)"), ("fraud", "Fraud F (synthetic)"), ("adult", "Adult"))
 STYLE = {  # label -> (colour, marker)
     "kgen": ("tab:blue", "o"), "kgen+": ("tab:purple", "D"), "ola": ("tab:orange", "s"),
-    "exhaustive": ("tab:green", "^"), "random": ("tab:red", "v"),
+    "exhaustive": ("tab:green", "^"), "bestfirst": ("tab:brown", "P"), "random": ("tab:red", "v"),
 }
 FIGURES = {
     "time": ("fig7_time.png", "seconds", "execution time (s, log scale)", "Figure 7: execution time"),
     "accuracy": ("fig8_accuracy.png", "accuracy", "accuracy (SPEC §6)", "Figure 8: accuracy against the optimum"),
     "log": ("fig9_log.png", "log", "LOG (precision loss)", "Figure 9: level of generalization (LOG)"),
     "los": ("fig10_los.png", "los", "LOS (fraction suppressed)", "Figure 10: level of suppression (LOS)"),
+    "gap": ("fig8b_gap.png", "gap", "LOG(best found) − LOG(optimum)", "LOG gap to the exact optimum"),
 }
 
 
@@ -46,7 +47,7 @@ def series(rows: Sequence[dict[str, str]], column: str) -> dict[str, dict[int, l
     """label -> q -> the values of `column` over the seeds that produced one (timed-out runs excluded)."""
     out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row["timed_out"] == "True":
+        if row["timed_out"] == "True" or row["stopped"] in ("refused", "skipped"):
             continue
         value = number(row[column])
         if value is not None:
@@ -87,14 +88,15 @@ def draw_panel(ax: plt.Axes, rows: Sequence[dict[str, str]], metric: str, title:
         if limits:
             limit = max(limits)
             ax.axhline(limit, color="black", linestyle="--", linewidth=0.8, label=f"time limit ({limit:g} s)")
-        timed = sorted({(r["algorithm"], int(r["q"])) for r in rows if r["timed_out"] == "True"})
-        first = {}
-        for label, q in timed:
-            first.setdefault(label, q)
-        for label, q in first.items():
+        first: dict[str, tuple[int, str]] = {}
+        for row in sorted(rows, key=lambda r: int(r["q"])):
+            if row["timed_out"] == "True" or row["stopped"] == "refused":
+                first.setdefault(row["algorithm"], (int(row["q"]), row["stopped"]))
+        for label, (q, stopped) in first.items():
             colour, _ = STYLE.get(label, ("tab:gray", "x"))
+            why = "refused the lattice size" if stopped == "refused" else "timed out"
             ax.plot([q], [max(limits)], marker="x", color=colour, markersize=9, linestyle="none",
-                    label=f"{label} timed out from q = {q}")
+                    label=f"{label}: {why} from q = {q}")
     if metric == "accuracy":
         ax.set_ylim(-0.02, 1.05)
     every_q = sorted({int(r["q"]) for r in rows})

@@ -11,8 +11,9 @@ import pytest
 from experiments import common, paper, plots
 from experiments.common import FIELDS, Method, Plan, load_fraud, read_rows, run_plan
 from kgen.algorithms import REGISTRY
+from lattice.errors import InputError
 
-EXHAUSTIVE = Method("exhaustive", "exhaustive", exact=True)
+EXHAUSTIVE = Method("exhaustive", "exhaustive", exact=True, all_minimal=True)
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +55,36 @@ def test_stochastic_runs_get_a_row_per_seed_scored_against_the_optimum(fraud):
             assert float(row["gap"]) >= 0.0
 
 
+def test_a_search_that_refuses_the_lattice_is_a_missing_point_and_is_not_restarted(fraud, monkeypatch):
+    class Refuses:
+        name = "refuses"
+
+        def run(self, problem, limits):
+            raise InputError("the search box is too large")
+
+    monkeypatch.setitem(REGISTRY, "refuses", Refuses)
+    method = Method("refuses", "refuses", exact=True)
+    rows = run_plan(Plan("fraud", (2, 3), (EXHAUSTIVE, method), time_limit=60), fraud, None, log=lambda _: None)
+    refused = [(r["q"], r["stopped"], r["timed_out"], r["log"]) for r in rows if r["algorithm"] == "refuses"]
+    assert refused == [("2", "refused", "False", ""), ("3", "skipped", "False", "")]
+    assert all(r["optimum_source"] == "exhaustive" for r in rows)
+
+
+def test_best_first_gives_the_optimal_log_but_not_the_optimal_set(fraud):
+    bestfirst = Method("bestfirst", "bestfirst", exact=True)
+    if "bestfirst" not in REGISTRY:
+        pytest.skip("best-first search not registered")
+    rows = run_plan(Plan("fraud", (4,), (bestfirst,), time_limit=60), fraud, None, log=lambda _: None)
+    assert rows[0]["gap"] == "0" and rows[0]["accuracy"] == "" and rows[0]["optimum_source"] == "bestfirst"
+
+
 def test_exact_methods_that_disagree_on_the_optimum_are_an_error():
     class Fake:
         def __init__(self, log):
             self.stopped, self.minimal = "complete", [(0,)]
             self.best = type("E", (), {"log": log})()
 
-    a, b = Method("a", "a", exact=True), Method("b", "b", exact=True)
+    a, b = Method("a", "a", exact=True, all_minimal=True), Method("b", "b", exact=True)
     assert common.find_optimum([(a, Fake(0.5)), (b, Fake(0.5))]).log == 0.5
     with pytest.raises(RuntimeError, match="disagree"):
         common.find_optimum([(a, Fake(0.5)), (b, Fake(0.6))])
