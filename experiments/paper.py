@@ -158,8 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in plots.draw_all(args.out):
         print(f"wrote {path}")
     info = environment(mode.name, round(time.perf_counter() - start, 1))
-    info.update(load_average_start=load_at_start, time_limit=mode.time_limit, seeds=mode.seeds, evaluations=mode.evaluations, datasets=names,
-                methods=wanted)
+    info.update(load_average_start=load_at_start, time_limit=mode.time_limit, seeds=mode.seeds,
+                evaluations=mode.evaluations, datasets=names, methods=wanted)
     write_atomic(args.out / "environment.json", json.dumps(info, indent=2) + "\n")
     print(f"done in {info['wall_seconds']} s")
     return 0
