@@ -8,10 +8,16 @@ from lattice.errors import InputError
 from lattice.search.base import Search
 from lattice.search.bestfirst import BestFirst
 from lattice.search.exhaustive import Exhaustive
+from lattice.search.kgen_ga import KGen
+from lattice.search.ola import OLA
+from lattice.search.random_search import RandomSearch
 
 REGISTRY: dict[str, Callable[..., Search]] = {
     "exhaustive": Exhaustive,
     "bestfirst": BestFirst,
+    "kgen": KGen,
+    "ola": OLA,
+    "random": RandomSearch,
 }
 
 

@@ -81,6 +81,21 @@ def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
                         help="equal (categories, default) or ordered (numbers, else label order)")
 
 
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The GA's own options (`kgen` only); given ones go to Config.options."""
+    parser.add_argument("--population", type=number(int, "population"),
+                        help="kgen: individuals per generation (paper preset 100, kgen+ 40)")
+    parser.add_argument("--preset", choices=["paper", "kgen+"],
+                        help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
+    parser.add_argument("--selection", choices=["tournament", "roulette"],
+                        help="kgen: tournament with the age penalty (default) or the paper's roulette")
+
+
+def search_options(args: argparse.Namespace) -> dict[str, object]:
+    return {key: value for key in ("population", "preset", "selection")
+            if (value := getattr(args, key, None)) is not None}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -98,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
     anon.add_argument("--missing", type=lambda s: s.split(","), default=list(DEFAULT_MISSING),
                       help="missing-value tokens, comma-separated (default: empty, ?, NA)")
-    anon.add_argument("--algorithm", default=Config.algorithm)
+    anon.add_argument("--algorithm", default=Config.algorithm,
+                      help="kgen (default), ola, exhaustive, bestfirst or random")
+    add_search_arguments(anon)
     anon.add_argument("--max-evaluations", type=number(int, "max-evaluations"))
     anon.add_argument("--time-limit", type=number(float, "time-limit"), help="seconds")
     anon.add_argument("--seed", type=number(int, "seed"), default=0)
@@ -180,7 +197,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
     config = Config(
         qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
         sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,
-        missing=tuple(args.missing), algorithm=args.algorithm, seed=args.seed,
+        missing=tuple(args.missing), algorithm=args.algorithm, options=search_options(args), seed=args.seed,
         max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
         prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,

@@ -10,9 +10,10 @@ Every evaluation goes through the Budget (cache, distinct-evaluation budget, tim
 once per batch through `toolbox.map`, so a parallel evaluator sees whole batches; all randomness is drawn
 here from one `random.Random(seed)`, so the result does not depend on how the evaluator runs.
 
-Presets: `paper` is the paper's algorithm. `kgen+` adds a descent: every feasible child is pushed down to a
-minimal feasible node (binary search per gene, in random gene order, answering from predictive tags where
-monotonicity already decides), and the population is seeded with descents from the top node.
+Presets: `paper` is the paper's algorithm. `kgen+` (measured in docs/search.md) answers feasibility from
+predictive tags where monotonicity already decides it, pushes every new feasible individual down to a
+minimal feasible node (binary search per gene in random order), seeds the population with descents from the
+top node, scores infeasible nodes 0 so the population stays on the feasible side, and uses 40 individuals.
 """
 
 from __future__ import annotations
@@ -22,21 +23,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-import numpy as np
 from deap import base
 
+from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 from lattice.search import operators
 from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
 from lattice.search.ola import FEASIBLE, INFEASIBLE, SparseTags
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 1.0},
-    "kgen+": {"tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 1.0},
+    "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 1.0},
+    "kgen+": {"population": 40, "tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 0.0},
 }
 SELECTIONS = ("tournament", "roulette")
 MUTATIONS = ("single", "reset")
 HORIZONTAL_MODES = ("paper", "prototype")
+DESCENT_ORDERS = ("random", "weight")
 
 
 class FitnessMax(base.Fitness):
@@ -78,18 +80,24 @@ def batch_map(function: Callable[[list], list], items: Sequence) -> list:
 
 @dataclass(frozen=True)
 class KGen:
-    """The KGen genetic algorithm. Defaults are the paper's parameters.
+    """The KGen genetic algorithm. Defaults (preset "paper") are the paper's parameters.
 
-    `preset`: "paper" or "kgen+" (sets `descent` and `seeds` unless they are given). `selection`:
-    "tournament" (of `tournsize`) or "roulette"; `age_rescale`: the prototype's min-max penalty. `mutation_mode`:
-    "single" (the paper: one gene) or "reset" (the prototype: each gene redrawn with probability `mutation`).
-    `horizontal_mode`: "paper" (min(1, horizontal_rate + age/10)) or "prototype" (age/10).
-    `max_evaluations` applies when the limits give none; `max_stall`: stop after this many generations that
-    evaluated no new node.
+    `preset` fills the fields left at None: "paper" (population 100, no tagging, no descent, no seeds,
+    infeasible nodes scored like feasible ones) or "kgen+" (population 40, predictive tagging, descent,
+    4 seeds, infeasible nodes scored 0). `selection`: "tournament" (of `tournsize`) or "roulette";
+    `age_rescale`: the prototype's min-max penalty. `mutation_mode`: "single" (the paper: one gene) or
+    "reset" (the prototype: each gene redrawn with probability `mutation`). `horizontal_mode`: "paper"
+    (min(1, horizontal_rate + age/10)) or "prototype" (age/10); `horizontal_fraction`: share of genes it moves.
+    `tagging`: answer feasibility from predictive tags (monotone problems) instead of evaluating; `descent`:
+    push every new feasible individual down to a minimal feasible node ("random" or "weight" gene order,
+    "weight" lowering the genes of smallest height first); `seeds`: initial individuals made by descents from
+    the top; `infeasible_weight`: fitness factor of infeasible nodes (f = 1 - LOG otherwise).
+    `max_evaluations` applies when the limits give none; `max_stall`: stop after this many generations
+    that evaluated no new node. Invalid values raise InputError.
     """
 
     preset: str = "paper"
-    population: int = 100
+    population: int | None = None
     crossover: float = 0.9
     mutation: float = 0.2
     tournsize: int = 2
@@ -101,6 +109,7 @@ class KGen:
     horizontal_fraction: float = 0.2
     tagging: bool | None = None
     descent: bool | None = None
+    descent_order: str = "random"
     seeds: int | None = None
     infeasible_weight: float | None = None
     max_evaluations: int = 5000
@@ -108,22 +117,28 @@ class KGen:
     name: str = "kgen"
 
     def __post_init__(self) -> None:
-        checks = [
-            (self.preset in PRESETS, f"preset must be one of {', '.join(PRESETS)}, got {self.preset!r}"),
-            (self.selection in SELECTIONS, f"selection must be one of {', '.join(SELECTIONS)}"),
-            (self.mutation_mode in MUTATIONS, f"mutation_mode must be one of {', '.join(MUTATIONS)}"),
-            (self.horizontal_mode in HORIZONTAL_MODES, f"horizontal_mode must be one of {', '.join(HORIZONTAL_MODES)}"),
-            (isinstance(self.population, int) and self.population >= 2, "population must be an integer >= 2"),
-            (isinstance(self.tournsize, int) and self.tournsize >= 1, "tournsize must be an integer >= 1"),
-            (0.0 <= self.crossover <= 1.0 and 0.0 <= self.mutation <= 1.0, "rates must be in [0, 1]"),
-            (self.max_evaluations >= 1 and self.max_stall >= 1, "max_evaluations and max_stall must be >= 1"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise TypeError(message)  # make_search turns it into an InputError
+        if self.preset not in PRESETS:
+            raise InputError(f"unknown preset {self.preset!r}; choose one of: {', '.join(PRESETS)}")
         for key, value in PRESETS[self.preset].items():
             if getattr(self, key) is None:
                 object.__setattr__(self, key, value)
+        checks = [
+            (self.selection in SELECTIONS, f"selection must be one of {', '.join(SELECTIONS)}"),
+            (self.mutation_mode in MUTATIONS, f"mutation_mode must be one of {', '.join(MUTATIONS)}"),
+            (self.horizontal_mode in HORIZONTAL_MODES,
+             f"horizontal_mode must be one of {', '.join(HORIZONTAL_MODES)}"),
+            (self.descent_order in DESCENT_ORDERS, f"descent_order must be one of {', '.join(DESCENT_ORDERS)}"),
+            (isinstance(self.population, int) and self.population >= 2, "population must be a whole number >= 2"),
+            (isinstance(self.tournsize, int) and self.tournsize >= 1, "tournsize must be a whole number >= 1"),
+            (all(0.0 <= r <= 1.0 for r in (self.crossover, self.mutation, self.horizontal_rate,
+                                           self.horizontal_fraction, self.infeasible_weight)),
+             "crossover, mutation, horizontal_rate, horizontal_fraction and infeasible_weight must be in [0, 1]"),
+            (self.seeds >= 0 and self.max_evaluations >= 1 and self.max_stall >= 1,
+             "seeds must be >= 0, max_evaluations and max_stall >= 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(f"algorithm kgen: {message}")
 
     @property
     def params(self) -> dict:
@@ -132,13 +147,10 @@ class KGen:
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         if limits.max_evaluations is None:
             limits = replace(limits, max_evaluations=self.max_evaluations)
-        random.seed(limits.seed)  # SPEC section 9: DEAP draws from the global generators
-        np.random.seed(limits.seed % 2**32)
-        monotone = problem.monotone_feasibility and problem.monotone_loss
-        params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
-                      tagging=bool((self.tagging or self.descent) and monotone),
-                      descent=bool(self.descent and monotone))
+        random.seed(limits.seed)  # SPEC section 9: DEAP's own operators draw from the global `random`
         run = _Run(self, problem, Budget(problem, limits), random.Random(limits.seed))
+        params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
+                      tagging=run.tags is not None, descent=run.descent)
         return guarded(run.budget, self.name, run.body, params)
 
 
@@ -148,9 +160,12 @@ class _Run:
     def __init__(self, ga: KGen, problem: Problem, budget: Budget, rng: random.Random) -> None:
         self.ga, self.problem, self.budget, self.rng = ga, problem, budget, rng
         self.lower, self.upper = problem.box.lower, problem.box.upper
-        monotone = problem.monotone_feasibility and problem.monotone_loss
-        self.descent = bool(ga.descent and monotone)
-        self.tags = SparseTags(problem.box.dims) if (ga.tagging or ga.descent) and monotone else None
+        # Skipping a node whose feasibility the tags decide is safe only when a feasible-tagged node cannot
+        # beat the known feasible node below it (monotone loss); the descent itself needs only monotone
+        # feasibility (without tags its probes are evaluated).
+        self.descent = bool(ga.descent and problem.monotone_feasibility)
+        tagging = (ga.tagging or ga.descent) and problem.monotone_feasibility and problem.monotone_loss
+        self.tags = SparseTags(problem.box.dims) if tagging else None
         self.toolbox = self.make_toolbox()
 
     def make_toolbox(self) -> base.Toolbox:
@@ -209,14 +224,32 @@ class _Run:
         return True if tag == FEASIBLE else False if tag == INFEASIBLE else None
 
     def evaluate(self, individuals: Sequence[Individual]) -> None:
-        for ind, feasible in zip(individuals, self.feasibility([ind.node for ind in individuals])):
-            ind.feasible = feasible
-            ind.fitness.values = (self.fitness(ind.node, feasible),)
+        """Set each individual's feasibility and fitness. A loss that is not LOG is known only from an
+        evaluation, so nodes whose fitness needs it are evaluated (one batch)."""
+        nodes = [ind.node for ind in individuals]
+        feasible = self.feasibility(nodes)
+        if not self.problem.loss_is_log:
+            missing = [n for n, f in zip(nodes, feasible)
+                       if (f or self.ga.infeasible_weight > 0) and self.budget.known(n) is None]
+            if missing:
+                self.toolbox.map(self.toolbox.evaluate, list(dict.fromkeys(missing)))
+        for ind, f in zip(individuals, feasible):
+            ind.feasible = f
+            ind.fitness.values = (self.fitness(ind.node, f),)
 
     def fitness(self, node: Node, feasible: bool) -> float:
-        """f = 1 - LOG(x) (SPEC section 4), scaled by `infeasible_weight` for infeasible nodes."""
-        f = 1.0 - precision_loss(node, self.problem.heights)
-        return f if feasible else self.ga.infeasible_weight * f
+        """f = 1 - loss (SPEC section 4: the loss is LOG by default), times `infeasible_weight` for an
+        infeasible node."""
+        weight = 1.0 if feasible else self.ga.infeasible_weight
+        if weight == 0.0:
+            return 0.0
+        if self.problem.loss_is_log:
+            loss = precision_loss(node, self.problem.heights)
+        else:
+            evaluation = self.budget.known(node)
+            assert evaluation is not None, "evaluate() evaluates every node whose fitness needs its loss"
+            loss = evaluation.loss
+        return weight * (1.0 - loss)
 
     # --- selection ----------------------------------------------------------------------------------------
 
@@ -276,9 +309,12 @@ class _Run:
             except StopIteration as stop:
                 results[index] = stop.value
 
+        heights = self.problem.heights
         for index, start in enumerate(starts):
             order = list(movable)
             self.rng.shuffle(order)
+            if self.ga.descent_order == "weight":  # largest LOG step first; the shuffle breaks ties
+                order.sort(key=lambda i: heights[i])
             advance(index, operators.descend(start, self.lower, order), None)
         while waiting:
             batch = dict(waiting)

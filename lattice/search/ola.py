@@ -48,22 +48,28 @@ class SparseTags:
     """Tags kept as the lists of tagging nodes, for boxes too large for an array.
 
     A node is tagged feasible if a feasible tagging node lies below it, infeasible if an infeasible one lies
-    above it. Only tagging nodes not already implied are stored.
+    above it. Only tagging nodes not already implied are stored; decided answers never change, so they are
+    remembered.
     """
 
     def __init__(self, dims: int) -> None:
         self.nodes = {FEASIBLE: np.empty((64, dims), dtype=np.int32), INFEASIBLE: np.empty((64, dims), dtype=np.int32)}
         self.count = {FEASIBLE: 0, INFEASIBLE: 0}
+        self.decided: dict[Node, int] = {}
 
     def get(self, node: Node) -> int:
+        tag = self.decided.get(node)
+        if tag is not None:
+            return tag
         x = np.asarray(node, dtype=np.int32)
-        up = self.nodes[FEASIBLE][: self.count[FEASIBLE]]
-        if up.size and np.any(np.all(up <= x, axis=1)):
-            return FEASIBLE
-        down = self.nodes[INFEASIBLE][: self.count[INFEASIBLE]]
-        if down.size and np.any(np.all(down >= x, axis=1)):
-            return INFEASIBLE
-        return UNKNOWN
+        tag = UNKNOWN
+        if self.count[FEASIBLE] and (self.nodes[FEASIBLE][: self.count[FEASIBLE]] <= x).all(axis=1).any():
+            tag = FEASIBLE
+        elif self.count[INFEASIBLE] and (self.nodes[INFEASIBLE][: self.count[INFEASIBLE]] >= x).all(axis=1).any():
+            tag = INFEASIBLE
+        if tag != UNKNOWN:
+            self.decided[node] = tag
+        return tag
 
     def tag(self, node: Node, feasible: bool) -> None:
         kind = FEASIBLE if feasible else INFEASIBLE
@@ -74,6 +80,7 @@ class SparseTags:
             store = self.nodes[kind] = np.concatenate([store, np.empty_like(store)])
         store[n] = node
         self.count[kind] = n + 1
+        self.decided[node] = kind
 
 
 def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
