@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments import plots
+from experiments import plots, summary
 from experiments.common import (
     LOADERS,
     RESULTS,
@@ -157,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_convergence(mode, args.out, wanted, log=lambda line: print(line, flush=True))
     for path in plots.draw_all(args.out):
         print(f"wrote {path}")
+    write_atomic(args.out / "summary.md", summary.summary(args.out))
     info = environment(mode.name, round(time.perf_counter() - start, 1))
     info.update(load_average_start=load_at_start, time_limit=mode.time_limit, seeds=mode.seeds,
                 evaluations=mode.evaluations, datasets=names, methods=wanted)
