@@ -301,8 +301,10 @@ def environment(mode: str, seconds: float | None = None) -> dict[str, object]:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                                 text=True, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "kgen", "lattice", "fitness", "experiments"],
+                               cwd=REPO, capture_output=True, text=True, check=False).stdout.split("\n")
     except OSError:
-        commit = ""
+        commit, dirty = "", []
     import numpy
 
     memory = ""
@@ -315,6 +317,7 @@ def environment(mode: str, seconds: float | None = None) -> dict[str, object]:
     return {
         "mode": mode, "cpu": cpu, "cores": os.cpu_count(), "memory": memory, "os": platform.platform(),
         "python": sys.version.split()[0], "numpy": numpy.__version__, "commit": commit,
+        "uncommitted_code": [line[3:] for line in dirty if line.strip()],
         "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "wall_seconds": seconds,
         "cpu_seconds": round(cpu_seconds(), 1), "load_average_end": load_average(),
         "command": " ".join(["python", "-m", "experiments.paper", *sys.argv[1:]]),

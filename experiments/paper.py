@@ -55,7 +55,7 @@ class Mode:
 
 
 QUICK = Mode(
-    name="quick", time_limit=20.0, seeds=10, evaluations=1000,
+    name="quick", time_limit=10.0, seeds=10, evaluations=1000,
     qs={"cargo2000": (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 50, 97),
         "fraud": tuple(range(2, 16)), "adult": tuple(range(2, 10))},
     exact_qs={"cargo2000": tuple(range(2, 26)), "fraud": tuple(range(2, 16)), "adult": tuple(range(2, 10))},
