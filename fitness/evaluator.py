@@ -99,7 +99,10 @@ class NodeEvaluator:
             if self.kernel == "bitset":
                 classes, small = self.support_map.classes(node, self.k_floor)
                 return np.array([c.count() for c in classes], dtype=np.int64), small, None
-            sizes = self._rollup.classes(node).sizes
+            if self._rollup.active:
+                sizes = self._rollup.classes(node).sizes
+            else:
+                sizes = kernel.class_sizes(*self.table.columns(node), self.table.n)
             small = sizes < self.k_floor
             return sizes[~small], int(sizes[small].sum()), None
         partition = self.partition(node, self.needs_rows)

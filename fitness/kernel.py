@@ -58,6 +58,8 @@ def combine(columns: Sequence[np.ndarray], cards: Sequence[int], n: int) -> tupl
             continue
         if span * card >= _MAX_SPAN:
             key, span = densify(key, span)
+            if span == n:  # every row is alone: no further column can merge two rows
+                return key, span
         key *= card
         key += column
         span *= card
@@ -89,21 +91,21 @@ def group(columns: Sequence[np.ndarray], cards: Sequence[int], n: int, weights: 
         last[key] = np.arange(n)  # any row of a class represents it; the last write wins
         ids = (np.cumsum(present) - 1)[key] if with_ids else None
         return counts[present], last[present], ids
-    # sort the keys (no permutation: cheaper than argsort), then find each row's class by binary search
-    compact = key.astype(np.uint32) if span <= _U32 else key
-    ordered = np.sort(compact)
+    order = np.argsort(key.astype(np.uint32) if span <= _U32 else key)
+    ordered = key[order]
     starts = np.empty(n, dtype=bool)
     starts[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    distinct = ordered[starts]
-    ids = np.searchsorted(distinct, compact)
+    first = np.flatnonzero(starts)
     if weights is None:
-        sizes = np.bincount(ids, minlength=distinct.size)
+        sizes = np.diff(np.append(first, n))
     else:
-        sizes = np.bincount(ids, weights=weights, minlength=distinct.size).astype(np.int64)
-    representatives = np.empty(distinct.size, dtype=np.int64)
-    representatives[ids] = np.arange(n)
-    return sizes, representatives, (ids if with_ids else None)
+        sizes = np.add.reduceat(weights[order], first)
+    ids = None
+    if with_ids:
+        ids = np.empty(n, dtype=np.int64)
+        ids[order] = np.cumsum(starts) - 1
+    return sizes.astype(np.int64, copy=False), order[first], ids
 
 
 def sizes_and_representatives(columns: Sequence[np.ndarray], cards: Sequence[int], n: int,

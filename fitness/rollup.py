@@ -116,6 +116,11 @@ class RollupCache:
             return None
         return best
 
+    @property
+    def active(self) -> bool:
+        """Whether the table is big enough for roll-ups to pay (else use the direct kernel alone)."""
+        return self.table.n >= self.min_saving
+
     def classes(self, node: Sequence[int]) -> ClassTable:
         """The class table of `node` (rolled up from a cached table when one is below it and small)."""
         node = tuple(int(v) for v in node)
