@@ -176,8 +176,9 @@ class ParallelEvaluator:
     `backend`: "loky" (the parent and `jobs - 1` processes of joblib's loky executor), "threading" (the
     parent and `jobs - 1` threads), or "dask" (joblib's dask backend on a `distributed.Client` connected to
     `scheduler`, or, without one, to a local cluster of `jobs` worker processes on 127.0.0.1; the parent only
-    submits). With a scheduler, the cluster's worker threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about
-    two tasks per worker per call). Calls with fewer than `min_parallel` new nodes run in the parent.
+    submits). With a scheduler, the cluster's worker threads set the parallelism and `jobs` is not used.
+    `batch_size`: nodes per task (default: about two tasks per worker per call). Calls with fewer than
+    `min_parallel` new nodes run in the parent.
     Results equal the wrapped evaluator's, in input order. Close it (or use it as a context manager) to stop
     the cluster, disconnect the client and delete the shared file.
     """
