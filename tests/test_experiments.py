@@ -116,3 +116,11 @@ def test_missing_shared_data_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "SHARED", tmp_path / "shared")
     with pytest.raises(common.DataMissing, match="not found"):
         common.load_cargo()
+
+
+def test_cargo_has_the_papers_3942_rows_without_the_trailing_line_of_commas():
+    if not (common.SHARED / "data" / "cargo2000" / "c2k_data_comma.csv").exists():
+        pytest.skip("shared Cargo 2000 data absent")
+    cargo = common.load_cargo()
+    assert cargo.table.n == 3942 and len(cargo.candidates) == 97
+    assert all(v != "" for v in cargo.table.column("nr"))
