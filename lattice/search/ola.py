@@ -43,6 +43,11 @@ class DenseTags:
         else:
             self.array[tuple(slice(0, x - a + 1) for x, a in zip(node, self.lower))] = INFEASIBLE
 
+    def undecided(self, bottom: Node, top: Node) -> bool:
+        """Whether some node of the sub-lattice [bottom, top] has no tag yet."""
+        box = tuple(slice(b - a, t - a + 1) for b, t, a in zip(bottom, top, self.lower))
+        return bool((self.array[box] == UNKNOWN).any())
+
 
 class SparseTags:
     """Tags kept as the lists of tagging nodes, for boxes too large for an array.
@@ -130,7 +135,7 @@ class OLA:
         if tagging and not problem.monotone_loss:
             mode = "tagging, then every node not tagged infeasible (loss not monotone)"
         params = {"dense_limit": self.dense_limit, "predictive_tagging": tagging, "mode": mode}
-        stats = {"visited": 0, "tag_hits": 0}
+        stats = {"visited": 0, "tag_hits": 0, "pruned": 0}
 
         def body(trace: list[dict]) -> None:
             try:
@@ -143,7 +148,8 @@ class OLA:
                     evaluate_all(budget, box.nodes(), lambda node: tags.get(node) == INFEASIBLE)
             finally:
                 trace.append({"evaluations": budget.evaluations, "visited": stats["visited"],
-                              "tag_hits": stats["tag_hits"], "feasible": len(budget.feasible),
+                              "tag_hits": stats["tag_hits"], "pruned": stats["pruned"],
+                              "feasible": len(budget.feasible),
                               "seconds": budget.seconds})
 
         return guarded(budget, self.name, body, params)
@@ -163,7 +169,20 @@ class OLA:
             tags.tag(node, feasible)
             return feasible
 
+        done: set[tuple[Node, Node]] = set()
+        dense = isinstance(tags, DenseTags)
+
         def kmin(bottom: Node, top: Node) -> None:
+            # Shortcuts that keep OLA exact: a sub-lattice searched before holds no k-minimal node that was not
+            # evaluated then; a bottom tagged feasible is either k-minimal (so its tag is its own evaluation)
+            # or has a feasible node below it, and then no node of [bottom, top] is k-minimal; and when every
+            # node of the sub-lattice is tagged, each k-minimal one carries its own evaluation's tag.
+            if (bottom, top) in done:
+                return
+            done.add((bottom, top))
+            if tags.get(bottom) == FEASIBLE or (dense and not tags.undecided(bottom, top)):
+                stats["pruned"] += 1
+                return
             span = height(top) - height(bottom)
             if span > 1:
                 ranges = [t - b for b, t in zip(bottom, top)]
