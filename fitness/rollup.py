@@ -2,12 +2,13 @@
 
 If x <= y (every level of x at most y's), every class of x lies inside one class of y, because a
 hierarchy maps each value at a level to exactly one value at any higher level. So the classes of y are
-the groups of x's classes by their codes at y's levels, and a class of x can be read from any one of its
-rows. A class table is therefore just (sizes, one representative row per class): rolling up groups m
-representatives weighted by their sizes instead of n rows, which is what makes evaluating high nodes cheap.
+the groups of x's classes by their codes at y's levels. A class table is (sizes, the class codes per QI):
+rolling up maps each class's codes to y's levels through small per-level lookup tables and groups the m
+classes weighted by their sizes instead of the n rows, which is what makes evaluating high nodes cheap.
+A level map is a function because the hierarchy is a tree (`Hierarchy.from_rows` rejects two parents).
 
-`RollupCache` keeps the class tables of recently evaluated nodes (bounded by the total number of classes
-held) and answers a node from the cached node below it with the fewest classes.
+`RollupCache` keeps the class tables of recently evaluated nodes (bounded in bytes) and answers a node
+from the cached node below it with the fewest classes.
 """
 
 from __future__ import annotations
@@ -25,47 +26,82 @@ from lattice.node import Node
 
 @dataclass(frozen=True, eq=False)
 class ClassTable:
-    """The classes of `node`: `sizes[c]` rows, `representatives[c]` one of them (a row index), or None
-    when they were not worth finding."""
+    """The classes of `node`: `sizes[c]` rows; `codes[i][c]` the code of class c for QI i at `node[i]` (None
+    for a QI generalized to one value there), or `codes` None when the table is for its sizes only."""
 
     node: Node
     sizes: np.ndarray
-    representatives: np.ndarray | None
+    codes: tuple[np.ndarray | None, ...] | None
 
     @property
     def count(self) -> int:
         return int(self.sizes.size)
 
+    @property
+    def nbytes(self) -> int:
+        return self.sizes.nbytes + sum(c.nbytes for c in self.codes or () if c is not None)
+
+
+class LevelMaps:
+    """Per QI and pair of levels a <= b, the code at level b of each code at level a (a hierarchy is a tree,
+    so this is a function); built once from the encoded columns and kept (each is one small array)."""
+
+    def __init__(self, table: EncodedTable) -> None:
+        self.table = table
+        self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+
+    def __call__(self, qi: int, low: int, high: int) -> np.ndarray:
+        known = self._maps.get((qi, low, high))
+        if known is None:
+            column = self.table.qis[qi]
+            known = np.zeros(column.cards[low], dtype=np.int32)
+            known[column.codes[low]] = column.codes[high]
+            self._maps[(qi, low, high)] = known
+        return known
+
 
 def direct(table: EncodedTable, node: Sequence[int], max_classes: int | None = None) -> ClassTable:
-    """The class table of a node from all n rows. With `max_classes`, representatives are found only when
-    there are at most that many classes (else `representatives` is None: the table is then for its sizes
-    only, not for rolling up)."""
+    """The class table of a node from all n rows. With `max_classes`, class codes are kept only when there
+    are at most that many classes (else `codes` is None: the table is then for its sizes only)."""
     columns, cards = table.columns(node)
     limit = table.n if max_classes is None else max_classes
     sizes, representatives = kernel.sizes_and_representatives(columns, cards, table.n, limit)
-    return ClassTable(tuple(node), sizes, representatives)
+    codes = None
+    if representatives is not None:
+        codes = tuple(column[representatives] if card > 1 else None for column, card in zip(columns, cards))
+    return ClassTable(tuple(node), sizes, codes)
 
 
-def roll_up(table: EncodedTable, source: ClassTable, node: Sequence[int]) -> ClassTable:
-    """The class table of `node` >= `source.node`, from the source's classes (exact, see module doc)."""
-    reps = source.representatives
-    if reps is None:
-        raise ValueError("cannot roll up from a class table without representatives")
-    columns, cards = [], []
-    for qi, level in zip(table.qis, node):
-        card = qi.cards[level]
+def roll_up(table: EncodedTable, source: ClassTable, node: Sequence[int],
+            maps: LevelMaps | None = None) -> ClassTable:
+    """The class table of `node` >= `source.node`, from the source's classes (exact, see module doc).
+
+    Each class's codes at `node` come from its codes at the source node through the small level maps, so
+    the work is proportional to the source's class count, not to n.
+    """
+    if source.codes is None:
+        raise ValueError("cannot roll up from a class table without codes")
+    maps = maps or LevelMaps(table)
+    columns, cards, where = [], [], []
+    for i, (qi, low, high) in enumerate(zip(table.qis, source.node, node)):
+        card = qi.cards[high]
         if card > 1:
-            columns.append(qi.codes[level][reps])
+            codes = source.codes[i]
+            assert codes is not None  # one value at the lower level means one value above it
+            columns.append(codes if low == high else maps(i, low, high)[codes])
             cards.append(card)
+            where.append(i)
     sizes, local, _ = kernel.group(columns, cards, source.count, weights=source.sizes)
-    return ClassTable(tuple(node), sizes, reps[local])
+    out: list[np.ndarray | None] = [None] * len(table.qis)
+    for i, column in zip(where, columns):
+        out[i] = column[local]
+    return ClassTable(tuple(node), sizes, tuple(out))
 
 
 class RollupCache:
     """Class tables of evaluated nodes, answering new nodes by roll-up when that is cheaper.
 
-    `capacity`: the most classes held over all cached tables (memory: 16 bytes per class).
+    `capacity`: the most bytes held over all cached tables (8 bytes per class plus 4 per class and QI).
     `max_fraction`: roll up only from a table with at most this fraction of n classes (else grouping the
     m representatives costs about as much as grouping the n rows, and the direct kernel is used).
     `min_saving`: and only when that spares at least this many rows: a roll-up makes more (small) numpy
@@ -73,16 +109,17 @@ class RollupCache:
     faster (measured: benchmarks/evaluation.py).
     """
 
-    def __init__(self, table: EncodedTable, capacity: int | None = None, max_fraction: float = 0.25,
+    def __init__(self, table: EncodedTable, capacity: int | None = None, max_fraction: float = 0.5,
                  max_tables: int = 256, min_saving: int = 65536) -> None:
         self.table = table
-        self.capacity = capacity if capacity is not None else max(8 * table.n, 1 << 20)
+        self.capacity = capacity if capacity is not None else 256 << 20
         self.max_fraction = max_fraction
         self.max_tables = max_tables
         self.min_saving = min_saving
         self._tables: OrderedDict[Node, ClassTable] = OrderedDict()
         self._anchor: ClassTable | None = None  # the bottom node's table: below every node, never evicted
         self._anchored = False
+        self.maps = LevelMaps(table)
         self._held = 0
         self._nodes = np.zeros((0, len(table.qis)), dtype=np.int32)
         self._keys: list[Node] = []
@@ -98,7 +135,7 @@ class RollupCache:
         if not self._anchored and self.table.n >= self.min_saving:
             self._anchored = True
             bottom = direct(self.table, (0,) * len(self.table.qis), int(self.max_fraction * self.table.n))
-            if bottom.representatives is not None:
+            if bottom.codes is not None:
                 self._anchor = bottom
         return self._anchor
 
@@ -133,7 +170,7 @@ class RollupCache:
             self.hits += 1
             if source.node in self._tables:
                 self._tables.move_to_end(source.node)
-            result = roll_up(self.table, source, node)
+            result = roll_up(self.table, source, node, self.maps)
         else:
             self.misses += 1
             small = self.table.n >= self.min_saving
@@ -143,13 +180,13 @@ class RollupCache:
 
     def add(self, classes: ClassTable) -> None:
         """Keep a table (evicting the least recently used ones past the capacity)."""
-        useless = (self.table.n < self.min_saving or classes.representatives is None
-                   or classes.count > self.max_fraction * self.table.n or classes.count > self.capacity)
+        useless = (self.table.n < self.min_saving or classes.codes is None
+                   or classes.count > self.max_fraction * self.table.n or classes.nbytes > self.capacity)
         if useless:
             return  # never a useful roll-up source
         self._tables[classes.node] = classes
-        self._held += classes.count
+        self._held += classes.nbytes
         while self._held > self.capacity or len(self._tables) > self.max_tables:
             _, old = self._tables.popitem(last=False)
-            self._held -= old.count
+            self._held -= old.nbytes
         self._rebuild_index()

@@ -78,6 +78,8 @@ class SupportMap:
                 if stop_above is not None and small > stop_above:
                     return refined, small
             classes = refined
+        if classes and classes[0] is full and self.n < k_floor:  # never refined: the one class may be small
+            return [], self.n
         return classes, small
 
     def partition(self, node: Sequence[int], with_rows: bool = False) -> Partition:

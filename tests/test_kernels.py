@@ -77,7 +77,7 @@ def test_roll_up_from_any_more_specific_node_equals_the_direct_classes(table: En
     source = rollup.direct(table, data.draw(st.sampled_from(below)))
     rolled = rollup.roll_up(table, source, target)
     assert sorted(rolled.sizes.tolist()) == reference_sizes(table, target)
-    # every representative lies in its class: rolling up again from the result changes nothing
+    # the class codes carried along are right: rolling up again from the result changes nothing
     again = rollup.roll_up(table, rolled, target)
     assert sorted(again.sizes.tolist()) == reference_sizes(table, target)
 
