@@ -104,7 +104,7 @@ def locate(error: InputError, column: str, source: str | None, column_values: Se
     row = row_number(index) if row_number is not None else index + 1
     if error.file is None or error.file == source:
         return error.located(file=source, row=row, column=column)
-    return error.located(note=f" (first in row {row} of {source or 'the data'})")
+    return error.located(column=column, note=f" (first in row {row} of {source or 'the data'})")
 
 
 def resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,

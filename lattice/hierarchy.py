@@ -33,7 +33,8 @@ class Hierarchy:
         """Build from ARX-style rows (raw value, level 1, ..., level h), validating the tree.
 
         Errors name the source, the row (1-based), the value and the level: rows of different lengths,
-        a raw value listed twice, a value with two parents.
+        an empty label above level 0, a raw value listed twice, a value with two parents. Blank rows are
+        skipped but counted.
         """
         where = source or f"hierarchy of {name!r}"
         paths: dict[str, tuple[str, ...]] = {}
@@ -51,6 +52,10 @@ class Hierarchy:
                     f"has {len(row)} levels but the first row has {width}; every row needs the same number",
                     file=where, row=number, value=row[0],
                 )
+            blank = next((level for level in range(1, width) if not row[level]), None)
+            if blank is not None:
+                raise InputError(f"value {row[0]!r} has an empty generalization at level {blank}; every level "
+                                 "needs a label (use * for the most general)", file=where, row=number, value=row[0])
             if row[0] in paths:
                 if paths[row[0]] == row:
                     continue

@@ -316,7 +316,14 @@ def test_hierarchy_rows_of_different_lengths_name_the_row(tmp_path, capsys):
     source = write(tmp_path, "people.csv", PEOPLE)
     hierarchy = write(tmp_path, "zip.csv", "13053;130**;*\n13068;130**;*\n14850;*\n14853;148**;*\n")
     line = refused(capsys, source, "--hierarchy", f"zip={hierarchy}", qi="zip")
-    assert f"{hierarchy}, row 3: has 2 levels but the first row has 3" in line
+    assert f"{hierarchy}, row 3, column 'zip': has 2 levels but the first row has 3" in line
+
+
+def test_hierarchy_with_an_empty_label_names_the_row_and_level(tmp_path, capsys):
+    source = write(tmp_path, "people.csv", PEOPLE)
+    hierarchy = write(tmp_path, "sex.csv", "M;person;*\nF;;*\n")
+    line = refused(capsys, source, "--hierarchy", f"sex={hierarchy}", qi="sex")
+    assert f"{hierarchy}, row 2, column 'sex': value 'F' has an empty generalization at level 1" in line
 
 
 def test_hierarchy_with_a_separator_at_the_end_of_every_row_is_accepted(tmp_path, capsys):
