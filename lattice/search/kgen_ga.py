@@ -13,7 +13,7 @@ here from one `random.Random(seed)`, so the result does not depend on how the ev
 Presets: `paper` is the paper's algorithm. `kgen+` (measured in docs/search.md) answers feasibility from
 predictive tags where monotonicity already decides it, pushes every new feasible individual down to a
 minimal feasible node (binary search per gene in random order), seeds the population with descents from the
-top node, scores infeasible nodes 0 so the population stays on the feasible side, and uses 40 individuals.
+top node, and uses 40 individuals.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResul
 from lattice.search.ola import FEASIBLE, INFEASIBLE, SparseTags
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 1.0},
+    "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 0.0},
     "kgen+": {"population": 40, "tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 0.0},
 }
 SELECTIONS = ("tournament", "roulette")
@@ -82,18 +82,20 @@ def batch_map(function: Callable[[list], list], items: Sequence) -> list:
 class KGen:
     """The KGen genetic algorithm. Defaults (preset "paper") are the paper's parameters.
 
-    `preset` fills the fields left at None: "paper" (population 100, no tagging, no descent, no seeds,
-    infeasible nodes scored like feasible ones) or "kgen+" (population 40, predictive tagging, descent,
-    4 seeds, infeasible nodes scored 0). `selection`: "tournament" (of `tournsize`) or "roulette";
-    `age_rescale`: the prototype's min-max penalty. `mutation_mode`: "single" (the paper: one gene) or
-    "reset" (the prototype: each gene redrawn with probability `mutation`). `horizontal_mode`: "paper"
-    (min(1, horizontal_rate + age/10)) or "prototype" (age/10); `horizontal_fraction`: share of genes it moves.
-    `tagging`: answer feasibility from predictive tags (monotone problems) instead of evaluating; `descent`:
-    push every new feasible individual down to a minimal feasible node ("random" or "weight" gene order,
-    "weight" lowering the genes of smallest height first); `seeds`: initial individuals made by descents from
-    the top; `infeasible_weight`: fitness factor of infeasible nodes (f = 1 - LOG otherwise).
-    `max_evaluations` applies when the limits give none; `max_stall`: stop after this many generations
-    that evaluated no new node. Invalid values raise InputError.
+    `preset` fills the fields left at None: "paper" (population 100, no tagging, no descent, no seeds) or
+    "kgen+" (population 40, predictive tagging, descent, 4 seeds); both score infeasible nodes 0.
+    `selection`: "tournament" (of `tournsize`) or "roulette"; `age_rescale`: the prototype's min-max penalty.
+    `mutation_mode`: "single" (the paper: one gene) or "reset" (the prototype: each gene redrawn with
+    probability `mutation`). `horizontal_mode`: "paper" (min(1, horizontal_rate + age/10)) or "prototype"
+    (age/10); `horizontal_fraction`: share of genes it moves. `tagging`: answer feasibility from predictive
+    tags (monotone problems) instead of evaluating; `descent`: push every new feasible individual down to a
+    minimal feasible node ("random" or "weight" gene order, "weight" lowering the genes of smallest height
+    first); `seeds`: initial individuals made by descents from the top; `infeasible_weight`: fitness factor
+    of infeasible nodes (f = 1 - loss otherwise). The SPEC leaves an infeasible node's score open; 1 (scored
+    like a feasible node) lets the low, infeasible nodes win every selection, and on Cargo 2000 at 25 QIs
+    such a run never finds a feasible node (docs/search.md). `max_evaluations` applies when the limits give
+    none; `max_stall`: stop after this many generations that evaluated no new node. Invalid values raise
+    InputError.
     """
 
     preset: str = "paper"
