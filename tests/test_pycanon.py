@@ -33,7 +33,7 @@ def expected_whole_table_k(report: dict) -> int:
 
 @pytest.mark.slow
 def test_adult_releases_agree_with_pycanon(pycanon, adult_csv: Path, adult_dir: Path, tmp_path: Path) -> None:
-    cases = [(2, 0.0), (5, 0.01), (10, 0.005)]
+    cases = [(2, 0.0), (5, 0.01)]
     files, reports = [], []
     for k, t in cases:
         output = tmp_path / f"adult_k{k}.csv"
