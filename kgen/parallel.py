@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -221,6 +222,8 @@ class ParallelEvaluator:
             self._threads = ThreadPoolExecutor(max_workers=max(self.jobs - 1, 1), thread_name_prefix="kgen")
         elif self.backend == "loky":
             self._folder = tempfile.mkdtemp(prefix="kgen-parallel-")
+            # also removed if the evaluator is dropped unclosed, or at interpreter exit
+            self._remove_folder = weakref.finalize(self, shutil.rmtree, self._folder, True)
             path = os.path.join(self._folder, "evaluator.joblib")
             joblib.dump(fresh_copy(self.evaluator), path)
             self._payload = SharedTable(uuid.uuid4().hex, path)
@@ -234,7 +237,7 @@ class ParallelEvaluator:
 
         if self.scheduler is None:
             self._cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
-                                         host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+                                         host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
             self._client = Client(self._cluster, set_as_default=False)
         else:
             try:
@@ -283,7 +286,7 @@ class ParallelEvaluator:
             self._cluster.close()
             self._cluster = None
         if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
+            self._remove_folder()
             self._folder = None
 
     def __enter__(self) -> ParallelEvaluator:
