@@ -11,7 +11,7 @@ How the work is shipped:
   the pages); on Dask a worker plugin installs it once in every worker, including workers that join later
   (not `scatter(broadcast=True)`: the scheduler's Active Memory Manager drops the extra replicas within
   seconds, and tasks depending on the scattered data then ship it again); threads share the parent's
-  evaluator;
+  table (each with its own evaluator: the evaluators' caches are not thread-safe);
 - a call's new nodes go out in a few chunks per worker (or `batch_size` nodes per task), so one task
   amortizes the round trip over many nodes; on loky and threading the parent is one of the `jobs`: it
   evaluates its share of the chunks while `jobs - 1` workers evaluate the rest;
@@ -158,9 +158,16 @@ def loads_here(shared: SharedTable, pause: float) -> tuple[int, int]:
     return os.getpid(), _WORKER_LOADS[shared.token]
 
 
-def evaluate_with(evaluator: NodeEvaluator, nodes: Sequence[Node]) -> list[Evaluation]:
-    """Task (threads): evaluate a chunk on the parent's own evaluator."""
-    return evaluator.evaluate_many(nodes)
+class ThreadEvaluators(threading.local):
+    """One evaluator per thread over the shared table (the evaluator's caches are not thread-safe)."""
+
+    def __init__(self, evaluator: NodeEvaluator) -> None:
+        self.evaluator = fresh_copy(evaluator)  # runs once in each thread that touches this object
+
+
+def evaluate_threaded(evaluators: ThreadEvaluators, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Task (threads): evaluate a chunk on this thread's evaluator."""
+    return evaluators.evaluator.evaluate_many(nodes)
 
 
 def chunked(nodes: Sequence[Node], workers: int, batch_size: int | None) -> list[list[Node]]:
@@ -175,11 +182,11 @@ class ParallelEvaluator:
     """Evaluates nodes of a NodeEvaluator's table with `jobs` parallel evaluators.
 
     `backend`: "loky" (the parent and `jobs - 1` processes of joblib's loky executor), "threading" (the
-    parent and `jobs - 1` threads), or "dask" (joblib's dask backend on a `distributed.Client` connected to
-    `scheduler`, or, without one, to a local cluster of `jobs` worker processes on 127.0.0.1; the parent only
-    submits). With a scheduler, the cluster's worker threads set the parallelism and `jobs` is not used.
-    `batch_size`: nodes per task (default: about two tasks per worker per call). Calls with fewer than
-    `min_parallel` new nodes run in the parent.
+    parent and `jobs - 1` threads, each with its own evaluator over the shared table), or "dask" (joblib's
+    dask backend on a `distributed.Client` connected to `scheduler`, or, without one, to a local cluster of
+    `jobs` worker processes on 127.0.0.1; the parent only submits). With a scheduler, the cluster's worker
+    threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about two
+    tasks per worker per call). Calls with fewer than `min_parallel` new nodes run in the parent.
     Results equal the wrapped evaluator's, in input order. Close it (or use it as a context manager) to stop
     the cluster, disconnect the client and delete the shared file.
     """
@@ -217,8 +224,8 @@ class ParallelEvaluator:
         # Local backends: the parent evaluates one share of each call itself while jobs - 1 workers evaluate
         # the rest (it would otherwise sit idle waiting, and every task shipped costs a round trip).
         if self.backend == "threading":
-            self._payload = self.evaluator
-            self._task = evaluate_with
+            self._payload = ThreadEvaluators(self.evaluator)
+            self._task = evaluate_threaded
             self._threads = ThreadPoolExecutor(max_workers=max(self.jobs - 1, 1), thread_name_prefix="kgen")
         elif self.backend == "loky":
             self._folder = tempfile.mkdtemp(prefix="kgen-parallel-")

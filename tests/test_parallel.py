@@ -12,6 +12,7 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kgen import api, parallel
@@ -19,7 +20,7 @@ from kgen.algorithms import REGISTRY, make_search
 from kgen.cli import main
 from kgen.config import Config
 from kgen.parallel import ParallelEvaluator, chunked, evaluator_for
-from kgen.table import read_csv
+from kgen.table import from_mapping, read_csv
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
 
@@ -123,6 +124,17 @@ def test_every_backend_evaluates_like_the_serial_evaluator(prepared, loky, dask,
     tasks = evaluator.stats["tasks"]
     assert evaluator.evaluate_many(list(reversed(nodes))) == list(reversed(serial))
     assert evaluator.stats["tasks"] == tasks  # known nodes are never sent again
+
+
+def test_threads_give_serial_results_on_a_table_large_enough_for_roll_ups():
+    # 70,000 rows: the evaluator's roll-up cache is active, and it is not thread-safe (each thread has its own)
+    rng = np.random.default_rng(5)
+    columns = {f"q{i}": rng.integers(0, 10 ** (i + 2), 70_000).astype(str).tolist() for i in range(4)}
+    big = api.prepare(from_mapping(columns), Config(qi=list(columns), k=3, suppression=0.01))
+    nodes = random_nodes(big, 80, seed=4)
+    serial = fresh(big).evaluate_many(nodes)
+    with ParallelEvaluator(fresh(big), jobs=4, backend="threading", batch_size=5) as threads:
+        assert threads.evaluate_many(nodes) == serial
 
 
 def test_the_table_reaches_each_loky_worker_once(prepared, loky):
