@@ -23,6 +23,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from benchmarks import synthetic
@@ -63,44 +64,64 @@ def fresh(prepared: Prepared):
     return type(e)(e.table, e.models, e.suppression_limit, e.objective, e.kernel)
 
 
-def ga_runs(name: str, prepared: Prepared, evaluations: int) -> list[list[object]]:
-    """The GA serial / loky 2 / dask 2 on one table; one row per mode."""
-    rows, reference, serial_search, serial_total = [], None, 0.0, 0.0
-    for mode, (jobs, backend) in MODES.items():
-        search = make_search("kgen", {"population": 100, "max_evaluations": evaluations})
-        begin = time.perf_counter()
-        with evaluator_for(fresh(prepared), jobs, backend) as evaluator:
-            started = time.perf_counter()
-            result = search.run(prepared.problem(evaluator), Limits(seed=SEED))
-            searched = time.perf_counter()
-            stats = getattr(evaluator, "stats", {})
-        total = time.perf_counter() - begin
-        start, seconds = started - begin, searched - started
-        same = "reference" if reference is None else ("yes" if outcome(result) == reference else "NO")
-        if reference is None:
-            reference, serial_search, serial_total = outcome(result), seconds, total
-        best = "none feasible" if result.best is None else f"{result.best.loss:.4f}"
-        rows.append([name, mode, result.evaluations, best, same, round(start, 2), round(seconds, 2),
-                     round(total, 2), round(serial_search / seconds, 2), round(serial_total / total, 2),
-                     stats.get("tasks", "-"), round(os.getloadavg()[0], 1)])
-        print(rows[-1], flush=True)
+def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> list[list[object]]:
+    """The GA serial / loky 2 / dask 2 on one table, `rounds` times (alternating the order of the modes, so
+    a change in the machine's load hits them alike); one row per mode with median times."""
+    times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in MODES}
+    info: dict[str, tuple] = {}
+    reference = None
+    for round_ in range(rounds):
+        order = list(MODES) if round_ % 2 == 0 else list(reversed(MODES))
+        for mode in order:
+            jobs, backend = MODES[mode]
+            search = make_search("kgen", {"population": 100, "max_evaluations": evaluations})
+            begin = time.perf_counter()
+            with evaluator_for(fresh(prepared), jobs, backend) as evaluator:
+                started = time.perf_counter()
+                result = search.run(prepared.problem(evaluator), Limits(seed=SEED))
+                searched = time.perf_counter()
+                tasks = getattr(evaluator, "stats", {}).get("tasks", "-")
+            total = time.perf_counter() - begin
+            reference = reference or outcome(result)
+            same = info.get(mode, (True,))[0] and outcome(result) == reference
+            best = "none feasible" if result.best is None else f"{result.best.loss:.4f}"
+            info[mode] = (same, result.evaluations, best, tasks)
+            times[mode].append((started - begin, searched - started))
+            print(name, mode, round(searched - started, 2), flush=True)
+    rows = []
+    serial_search = statistics.median(t[1] for t in times["serial"])
+    serial_total = statistics.median(sum(t) for t in times["serial"])
+    for mode in MODES:
+        same, evaluations_done, best, tasks = info[mode]
+        start = statistics.median(t[0] for t in times[mode])
+        search_s = statistics.median(t[1] for t in times[mode])
+        total = statistics.median(sum(t) for t in times[mode])
+        rows.append([name, mode, evaluations_done, best, "yes" if same else "NO", round(start, 2),
+                     round(search_s, 2), round(total, 2), round(serial_search / search_s, 2),
+                     round(serial_total / total, 2), tasks, round(os.getloadavg()[0], 1)])
     return rows
 
 
 def batch_times(prepared: Prepared, batch: int, repeats: int) -> list[object]:
-    """Median seconds to evaluate `batch` fresh random nodes: serial, and on warm loky 2 / dask 2 pools."""
+    """Median seconds to evaluate `batch` fresh random nodes: serial, and on warm loky 2 / dask 2 pools.
+
+    The three evaluators stay open side by side and each repeat runs the same fresh batch on each of them,
+    in rotating order, so a change in the machine's load hits all modes alike."""
     rng = random.Random(SEED)
     batches = [list({prepared.box.random_node(rng) for _ in range(batch)}) for _ in range(repeats + 1)]
-    medians = []
-    for jobs, backend in MODES.values():
-        with evaluator_for(fresh(prepared), jobs, backend) as evaluator:
+    with ExitStack() as stack:
+        evaluators = [stack.enter_context(evaluator_for(fresh(prepared), jobs, backend))
+                      for jobs, backend in MODES.values()]
+        for evaluator in evaluators:
             evaluator.evaluate_many(batches[0])  # warm: workers started, table shipped
-            times = []
-            for nodes in batches[1:]:
+        times: list[list[float]] = [[] for _ in evaluators]
+        for r, nodes in enumerate(batches[1:]):
+            for k in range(len(evaluators)):
+                m = (k + r) % len(evaluators)
                 begin = time.perf_counter()
-                evaluator.evaluate_many(nodes)
-                times.append(time.perf_counter() - begin)
-        medians.append(statistics.median(times))
+                evaluators[m].evaluate_many(nodes)
+                times[m].append(time.perf_counter() - begin)
+    medians = [statistics.median(t) for t in times]
     per_node_ms = 1000 * medians[0] / len(batches[1])
     return [round(per_node_ms, 3), *(round(1000 * m, 1) for m in medians),
             round(medians[0] / medians[1], 2), round(medians[0] / medians[2], 2), round(os.getloadavg()[0], 1)]
@@ -120,7 +141,9 @@ def main() -> None:
     parser.add_argument("--cargo-evaluations", type=int, default=5000)
     parser.add_argument("--sweep-rows", default="1000,10000,100000", help="synthetic sizes of the break-even sweep")
     parser.add_argument("--batch", type=int, default=100, help="nodes per batch in the sweep (a population)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5, help="batches per table in the break-even sweep")
+    parser.add_argument("--cargo-rounds", type=int, default=3, help="GA runs per mode on Cargo 2000")
+    parser.add_argument("--synthetic-rounds", type=int, default=1, help="GA runs per mode on the large table")
     args = parser.parse_args()
 
     cargo97 = timed("Cargo 2000, 97 QIs", cargo)
@@ -132,9 +155,9 @@ def main() -> None:
     sweep.append(["Cargo 2000, 97 QIs (3,942 rows)", *batch_times(cargo97, args.batch, args.repeats)])
     print(sweep[-1], flush=True)
 
-    runs = ga_runs("Cargo 2000, 97 QIs", cargo97, args.cargo_evaluations)
+    runs = ga_runs("Cargo 2000, 97 QIs", cargo97, args.cargo_evaluations, args.cargo_rounds)
     big = timed(f"synthetic {args.rows} rows", lambda: synthetic_table(args.rows))
-    runs += ga_runs(f"synthetic {args.rows:,} rows, 10 QIs", big, args.synthetic_evaluations)
+    runs += ga_runs(f"synthetic {args.rows:,} rows, 10 QIs", big, args.synthetic_evaluations, args.synthetic_rounds)
     write(runs, sweep, args)
 
 
@@ -149,19 +172,22 @@ def write(runs: list[list[object]], sweep: list[list[object]], args: argparse.Na
     text = "\n\n".join([
         "# Parallel evaluation: speed-up against serial",
         f"`python -m benchmarks.parallel --rows {args.rows} --synthetic-evaluations {args.synthetic_evaluations} "
-        f"--cargo-evaluations {args.cargo_evaluations} --repeats {args.repeats}`; {machine}; "
+        f"--cargo-evaluations {args.cargo_evaluations} --repeats {args.repeats} --cargo-rounds {args.cargo_rounds} "
+        f"--synthetic-rounds {args.synthetic_rounds}`; {machine}; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. The machine's 2 cores are shared with other "
         "jobs (the 1-minute load average, in the last column, counts runnable processes: above 2 the cores "
         "were already busy, and extra workers only win a larger share of them): compare the ratios of one run, "
         "not seconds across runs. Workers: loky 2 = the parent and 1 loky process; dask 2 = a Dask "
         "LocalCluster of 2 single-threaded worker processes on 127.0.0.1 (started by kgen).",
         "## The GA, population 100, seed 1",
-        "speed-up = serial seconds / parallel seconds (search only, and total with start-up). 'same' = best "
-        "node, evaluations and per-generation trace equal to the serial run's.",
+        f"Median of {args.cargo_rounds} rounds on Cargo 2000 and {args.synthetic_rounds} on the synthetic table "
+        "(the order of the modes alternates between rounds). speed-up = serial seconds / parallel seconds "
+        "(search only, and total with start-up). 'same' = best node, evaluations and per-generation trace "
+        "equal to the serial run's, in every round.",
         table(["table", "mode", "evaluations", "best LOG", "same", "start s", "search s", "total s",
                "speed-up search", "speed-up total", "tasks", "load avg"], runs),
         f"## Break-even: one batch of {args.batch} fresh random nodes on warm workers (median of "
-        f"{args.repeats})",
+        f"{args.repeats} batches; the three modes run each batch in rotating order)",
         table(["table", "serial ms/node", "serial ms", "loky 2 ms", "dask 2 ms", "loky speed-up",
                "dask speed-up", "load avg"], sweep),
     ]) + "\n"
