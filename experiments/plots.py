@@ -94,9 +94,9 @@ def draw_panel(ax: plt.Axes, rows: Sequence[dict[str, str]], metric: str, title:
                 first.setdefault(row["algorithm"], (int(row["q"]), row["stopped"]))
         for label, (q, stopped) in first.items():
             colour, _ = STYLE.get(label, ("tab:gray", "x"))
-            why = "refused the lattice size" if stopped == "refused" else "timed out"
+            why = "refused the lattice size from" if stopped == "refused" else "first time-out at"
             ax.plot([q], [max(limits)], marker="x", color=colour, markersize=9, linestyle="none",
-                    label=f"{label}: {why} from q = {q}")
+                    label=f"{label}: {why} q = {q}")
     if metric == "accuracy":
         ax.set_ylim(-0.02, 1.05)
     every_q = sorted({int(r["q"]) for r in rows})
