@@ -26,6 +26,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
+import psutil
+
 from benchmarks import synthetic
 from kgen.algorithms import make_search
 from kgen.api import Prepared, prepare
@@ -53,6 +55,20 @@ def synthetic_table(rows: int) -> Prepared:
     return prepare(table, Config(qi=synthetic.COLUMNS, k=2, suppression=0.005))
 
 
+def tree_cpu() -> float:
+    """CPU seconds used so far by this process and its live descendants (loky workers, a local Dask
+    cluster's nanny and worker processes)."""
+    me = psutil.Process()
+    total = 0.0
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
 def outcome(result: SearchResult) -> tuple:
     """What a run decides (no wall-clock times): equal across backends for the same seed."""
     trace = [{k: v for k, v in r.items() if k != "seconds"} for r in result.trace]
@@ -68,6 +84,7 @@ def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> lis
     """The GA serial / loky 2 / dask 2 on one table, `rounds` times (alternating the order of the modes, so
     a change in the machine's load hits them alike); one row per mode with median times."""
     times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in MODES}
+    cpus: dict[str, list[float]] = {mode: [] for mode in MODES}
     info: dict[str, tuple] = {}
     reference = None
     for round_ in range(rounds):
@@ -77,9 +94,9 @@ def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> lis
             search = make_search("kgen", {"population": 100, "max_evaluations": evaluations})
             begin = time.perf_counter()
             with evaluator_for(fresh(prepared), jobs, backend) as evaluator:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), tree_cpu()
                 result = search.run(prepared.problem(evaluator), Limits(seed=SEED))
-                searched = time.perf_counter()
+                searched, cpu = time.perf_counter(), tree_cpu() - cpu
                 tasks = getattr(evaluator, "stats", {}).get("tasks", "-")
             total = time.perf_counter() - begin
             reference = reference or outcome(result)
@@ -87,10 +104,12 @@ def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> lis
             best = "none feasible" if result.best is None else f"{result.best.loss:.4f}"
             info[mode] = (same, result.evaluations, best, tasks)
             times[mode].append((started - begin, searched - started))
+            cpus[mode].append(cpu)
             print(name, mode, round(searched - started, 2), flush=True)
     rows = []
     serial_search = statistics.median(t[1] for t in times["serial"])
     serial_total = statistics.median(sum(t) for t in times["serial"])
+    serial_cpu = statistics.median(cpus["serial"])
     for mode in MODES:
         same, evaluations_done, best, tasks = info[mode]
         start = statistics.median(t[0] for t in times[mode])
@@ -98,7 +117,8 @@ def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> lis
         total = statistics.median(sum(t) for t in times[mode])
         rows.append([name, mode, evaluations_done, best, "yes" if same else "NO", round(start, 2),
                      round(search_s, 2), round(total, 2), round(serial_search / search_s, 2),
-                     round(serial_total / total, 2), tasks, round(os.getloadavg()[0], 1)])
+                     round(serial_total / total, 2), round(statistics.median(cpus[mode]) / serial_cpu, 2), tasks,
+                     round(os.getloadavg()[0], 1)])
     return rows
 
 
@@ -115,16 +135,20 @@ def batch_times(prepared: Prepared, batch: int, repeats: int) -> list[object]:
         for evaluator in evaluators:
             evaluator.evaluate_many(batches[0])  # warm: workers started, table shipped
         times: list[list[float]] = [[] for _ in evaluators]
+        cpus: list[list[float]] = [[] for _ in evaluators]
         for r, nodes in enumerate(batches[1:]):
             for k in range(len(evaluators)):
                 m = (k + r) % len(evaluators)
-                begin = time.perf_counter()
+                begin, cpu = time.perf_counter(), tree_cpu()
                 evaluators[m].evaluate_many(nodes)
                 times[m].append(time.perf_counter() - begin)
+                cpus[m].append(tree_cpu() - cpu)
     medians = [statistics.median(t) for t in times]
+    cpu = [statistics.median(c) for c in cpus]
     per_node_ms = 1000 * medians[0] / len(batches[1])
     return [round(per_node_ms, 3), *(round(1000 * m, 1) for m in medians),
-            round(medians[0] / medians[1], 2), round(medians[0] / medians[2], 2), round(os.getloadavg()[0], 1)]
+            round(medians[0] / medians[1], 2), round(medians[0] / medians[2], 2),
+            round(cpu[1] / cpu[0], 2), round(cpu[2] / cpu[0], 2), round(os.getloadavg()[0], 1)]
 
 
 def timed(label: str, body: Callable[[], Prepared]) -> Prepared:
@@ -185,11 +209,15 @@ def write(runs: list[list[object]], sweep: list[list[object]], args: argparse.Na
         "(search only, and total with start-up). 'same' = best node, evaluations and per-generation trace "
         "equal to the serial run's, in every round.",
         table(["table", "mode", "evaluations", "best LOG", "same", "start s", "search s", "total s",
-               "speed-up search", "speed-up total", "tasks", "load avg"], runs),
+               "speed-up search", "speed-up total", "CPU vs serial", "tasks", "load avg"], runs),
         f"## Break-even: one batch of {args.batch} fresh random nodes on warm workers (median of "
         f"{args.repeats} batches; the three modes run each batch in rotating order)",
         table(["table", "serial ms/node", "serial ms", "loky 2 ms", "dask 2 ms", "loky speed-up",
-               "dask speed-up", "load avg"], sweep),
+               "dask speed-up", "loky CPU vs serial", "dask CPU vs serial", "load avg"], sweep),
+        "CPU vs serial = CPU seconds of all processes (parent, loky workers, Dask scheduler, nannies and "
+        "workers) over the serial run's: the work parallel evaluation adds. It does not depend on the "
+        "machine's load the way wall time does: with free cores, wall time approaches serial time x "
+        "(CPU vs serial) / 2 on 2 workers, as far as the batch splits evenly.",
     ]) + "\n"
     (RESULTS / "parallel.md").write_text(text, encoding="utf-8")
     print(text)
