@@ -201,7 +201,9 @@ def row_for(dataset: str, q: int, method: Method, seed: int, result: SearchResul
     best = None if result is None else result.best
     accuracy = gap = None
     if optimum is not None and result is not None and result.stopped != "refused":
-        if optimum.minimal is not None:
+        # an exact search that stops at the optimum (best-first) proves it but does not look for the rest
+        # of the k-minimal set, so the set accuracy says nothing about it: left blank
+        if optimum.minimal is not None and not (method.exact and not method.all_minimal):
             accuracy = overall_accuracy(result.minimal, optimum.minimal, prepared.heights) if best else 0.0
         gap = None if best is None else best.log - optimum.log
     return {

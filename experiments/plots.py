@@ -121,10 +121,11 @@ def figure(metric: str, tables: dict[str, list[dict[str, str]]], results: Path) 
     fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.4), squeeze=False)
     for index, (ax, (name, label)) in enumerate(zip(axes[0], names)):
         rows = tables[name]
-        if name == "cargo2000":
+        if name == "cargo2000":  # q runs to 97: linear up to 30, then logarithmic
             ax.set_xscale("symlog", linthresh=30)
-            ticks = sorted({int(r["q"]) for r in rows})
-            ax.set_xticks([t for t in ticks if t % 5 == 0 or t in (2, 50, 97)])
+            every_q = sorted({int(r["q"]) for r in rows})
+            ax.set_xlim(every_q[0] - 0.5, every_q[-1] * 1.12)
+            ax.set_xticks([t for t in (2, 5, 10, 15, 20, 25, 50, 97) if every_q[0] <= t <= every_q[-1]])
             ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
         draw_panel(ax, rows, metric, f"({'abc'[index]}) {label}")
     fig.suptitle(suptitle)

@@ -76,6 +76,9 @@ def test_best_first_gives_the_optimal_log_but_not_the_optimal_set(fraud):
         pytest.skip("best-first search not registered")
     rows = run_plan(Plan("fraud", (4,), (bestfirst,), time_limit=60), fraud, None, log=lambda _: None)
     assert rows[0]["gap"] == "0" and rows[0]["accuracy"] == "" and rows[0]["optimum_source"] == "bestfirst"
+    rows = run_plan(Plan("fraud", (4,), (EXHAUSTIVE, bestfirst), time_limit=60), fraud, None, log=lambda _: None)
+    assert [(r["algorithm"], r["accuracy"], r["gap"]) for r in rows] == [("exhaustive", "1", "0"),
+                                                                        ("bestfirst", "", "0")]
 
 
 def test_exact_methods_that_disagree_on_the_optimum_are_an_error():
