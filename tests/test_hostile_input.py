@@ -622,6 +622,7 @@ def test_ctrl_c_outside_the_search_writes_nothing(tmp_path, capsys, monkeypatch)
         (PEOPLE.encode(), ["--qi", "age,nope", "--k", "2"], "unknown column 'nope'"),
         (PEOPLE.encode(), ["--k", "2"], "the following arguments are required: --qi"),
     ],
+    ids=["not-utf8", "k-zero", "unknown-column", "missing-option"],
 )
 def test_python_m_kgen_prints_one_line_and_no_traceback(tmp_path, content, args, expected):
     source = write(tmp_path, "in.csv", content)
