@@ -4,8 +4,9 @@ When the loss is LOG (`problem.loss_is_log`) it is known before any evaluation, 
 feasible node in increasing LOG (ties: every node of that LOG not known infeasible is evaluated, and the
 budget keeps the least LOS, then the smaller node). A node of unknown feasibility is resolved ARX-Flash
 style: a path from it to the top (raising the least-raised attribute first, so the path stays balanced)
-is binary-searched for its feasibility boundary; every evaluated node tags its up-set feasible or its
-down-set infeasible, so one infeasible node high on a path settles many low nodes at once. The search
+is binary-searched for its feasibility boundary, and the highest infeasible node found is raised to a
+maximal infeasible one attribute by attribute; every evaluated node tags its up-set feasible or its
+down-set infeasible, so one maximal infeasible node settles many low nodes at once. The search
 stops at the first LOG above the optimum's, so it evaluates far fewer nodes than OLA, which must find every
 k-minimal node.
 
@@ -144,25 +145,44 @@ class BestFirst:
             path.append(tuple(x))
 
     def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
-        """Tag `node` (and much around it) by finding the feasibility boundary on a path through it."""
+        """Tag `node` (and much around it): binary search for the feasibility boundary on a path from it to
+        the top, then raise the highest infeasible node found to a maximal one, attribute by attribute (each
+        by binary search on its level), so that its down-set, tagged infeasible, is as large as possible."""
         stats["resolved"] += 1
-        path = self._path(node, problem.box)
+        box = problem.box
+        path = self._path(node, box)
         states = [tags.get(p) for p in path]
         lo = max((i for i, s in enumerate(states) if s == INFEASIBLE), default=-1)
         hi = min((i for i, s in enumerate(states) if s == FEASIBLE), default=len(path))
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            state = tags.get(path[mid])
-            if state == UNKNOWN:
-                feasible = budget.evaluate(path[mid]).feasible
-                tags.tag(path[mid], feasible)
-            else:
-                stats["tag_hits"] += 1
-                feasible = state == FEASIBLE
-            if feasible:
+            if self._classify(path[mid], budget, tags, stats):
                 hi = mid
             else:
                 lo = mid
+        if lo < 0:
+            return  # the node itself is feasible
+        x = list(path[lo])
+        for i in range(len(x)):
+            low, high = x[i], box.upper[i] + 1  # level low is infeasible; high is the first feasible one
+            while high - low > 1:
+                mid = (low + high) // 2
+                if self._classify(tuple(x[:i] + [mid] + x[i + 1 :]), budget, tags, stats):
+                    high = mid
+                else:
+                    low = mid
+            x[i] = low
+
+    @staticmethod
+    def _classify(node: Node, budget: Budget, tags: Tags, stats: dict) -> bool:
+        """Feasibility from the tags, else by evaluating the node (and tagging)."""
+        state = tags.get(node)
+        if state != UNKNOWN:
+            stats["tag_hits"] += 1
+            return state == FEASIBLE
+        feasible = budget.evaluate(node).feasible
+        tags.tag(node, feasible)
+        return feasible
 
     # --- the modes ----------------------------------------------------------------------------------
 
