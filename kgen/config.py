@@ -37,7 +37,7 @@ class Config:
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
-    algorithm: str = "exhaustive"
+    algorithm: str = "kgen"
     options: Mapping[str, object] = field(default_factory=dict)
     seed: int = 0
     max_evaluations: int | None = None

@@ -40,7 +40,7 @@ def lower_neighbours(node: tuple[int, ...], lower: tuple[int, ...]) -> list[tupl
 @pytest.mark.slow
 @pytest.mark.parametrize(("k", "expected"), [(2, 0.625), (5, 0.6875)])
 def test_exhaustive_finds_the_adult_optimum(adult: Table, adult_dir: Path, k: int, expected: float) -> None:
-    config = Config(qi=ADULT_QIS, k=k, suppression=0.0, hierarchy_dir=str(adult_dir))
+    config = Config(qi=ADULT_QIS, k=k, suppression=0.0, hierarchy_dir=str(adult_dir), algorithm="exhaustive")
     result = anonymize(adult, config)
     assert result.search.stopped == "complete"
     assert result.report["log"] == expected == result.evaluation.loss
@@ -148,7 +148,7 @@ def test_report_has_every_issue_2_field_consistent_with_the_released_file(adult:
     released = read_csv(output)
     assert released.separator == ";" and released.columns == tuple(data) and released.n == 3000
 
-    assert report["algorithm"] == "exhaustive" and report["k"] == 5 and report["suppression_limit"] == 0.01
+    assert report["algorithm"] == "kgen" and report["k"] == 5 and report["suppression_limit"] == 0.01
     assert list(report["node"]) == list(report["heights"]) == list(report["attributes"]) == ADULT_QIS
     node = tuple(report["node"][q] for q in ADULT_QIS)
     heights = tuple(report["heights"][q] for q in ADULT_QIS)
