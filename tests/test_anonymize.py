@@ -60,8 +60,9 @@ def test_exhaustive_finds_the_adult_optimum(adult: Table, adult_dir: Path, k: in
 
 @pytest.mark.slow
 def test_pruning_does_not_change_the_adult_optimum(adult: Table, adult_dir: Path) -> None:
-    pruned = anonymize(adult, Config(qi=ADULT_QIS, k=5, hierarchy_dir=str(adult_dir)))
-    full = anonymize(adult, Config(qi=ADULT_QIS, k=5, hierarchy_dir=str(adult_dir), prune=False))
+    common = dict(qi=ADULT_QIS, k=5, hierarchy_dir=str(adult_dir), algorithm="exhaustive")
+    pruned = anonymize(adult, Config(**common))
+    full = anonymize(adult, Config(**common, prune=False))
     assert full.report["box"]["size"] == 2 * 5 * 2 * 3 * 4 * 3 * 3 * 3 > pruned.report["box"]["size"]
     assert full.evaluation.node == pruned.evaluation.node
     assert full.report["log"] == pruned.report["log"] == 0.6875
@@ -98,7 +99,7 @@ def test_released_table_keeps_columns_and_order_stars_identifiers_and_suppressed
                                                                                    adult_dir: Path) -> None:
     data = adult_subset(adult, 2000)
     config = Config(qi=ADULT_QIS, k=10, suppression=0.02, identifiers=["id"], sensitive=["salary-class"],
-                    hierarchy_dir=str(adult_dir))
+                    hierarchy_dir=str(adult_dir), algorithm="exhaustive")
     result = anonymize(data, config)
     released, report = result.release, result.report
     assert report["suppressed"] > 0, "pick a case with suppression"
@@ -121,7 +122,8 @@ def test_released_table_keeps_columns_and_order_stars_identifiers_and_suppressed
 
 def test_drop_suppressed_leaves_out_exactly_the_suppressed_rows(adult: Table, adult_dir: Path) -> None:
     data = adult_subset(adult, 2000)
-    common = dict(qi=ADULT_QIS, k=10, suppression=0.02, identifiers=["id"], hierarchy_dir=str(adult_dir))
+    common = dict(qi=ADULT_QIS, k=10, suppression=0.02, identifiers=["id"], hierarchy_dir=str(adult_dir),
+                  algorithm="exhaustive")
     kept = anonymize(data, Config(**common))
     dropped = anonymize(data, Config(**common, drop_suppressed=True))
     suppressed = set(kept.report["suppressed_rows"])
@@ -195,7 +197,7 @@ def test_missing_tokens_are_configurable() -> None:
     with pytest.raises(InputError) as error:
         prepare(data, Config(qi=["age"], k=2, missing=("-",)))
     assert error.value.value == "NA"
-    both = anonymize(data, Config(qi=["age"], k=2, missing=("-", "NA")))
+    both = anonymize(data, Config(qi=["age"], k=2, missing=("-", "NA"), algorithm="exhaustive"))
     assert both.release.values["age"] == ["[20, 29]", "-", "[20, 29]", "-", "-", "-"]
     assert both.report["attributes"]["age"]["distinct_before"] == 3  # 21, 25 and missing
 
@@ -203,6 +205,6 @@ def test_missing_tokens_are_configurable() -> None:
 def test_released_row_values_are_those_of_the_same_input_row() -> None:
     data = {"id": [str(i) for i in range(8)], "age": ["11", "12", "33", "34", "35", "56", "57", "58"],
             "keep": list("abcdefgh")}
-    result = anonymize(data, Config(qi=["age"], k=2, identifiers=["id"]))
+    result = anonymize(data, Config(qi=["age"], k=2, identifiers=["id"], algorithm="exhaustive"))
     assert result.release.values["keep"] == list("abcdefgh")
     assert result.release.values["age"] == ["[10, 19]"] * 2 + ["[30, 39]"] * 3 + ["[50, 59]"] * 3

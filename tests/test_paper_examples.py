@@ -68,7 +68,7 @@ def paper_hierarchies() -> dict[str, object]:
 
 def paper_config(**changes: object) -> Config:
     fields = {"qi": QIS, "k": 2, "identifiers": ["Name"], "sensitive": ["Crime"],
-              "hierarchies": paper_hierarchies()}
+              "hierarchies": paper_hierarchies(), "algorithm": "exhaustive"}
     fields.update(changes)
     return Config(**fields)
 
@@ -215,7 +215,7 @@ def test_equal_log_ties_are_broken_by_fewer_suppressed_rows_before_the_smaller_n
         "a": Hierarchy.from_rows("a", [["a1", "A", "*"], ["a2", "B", "*"], ["a4", "C", "*"]]),
         "b": Hierarchy.from_rows("b", [["b1", "*"], ["b2", "*"]]),
     }
-    config = Config(qi=["a", "b"], k=2, suppression=0.2, hierarchies=hierarchies)
+    config = Config(qi=["a", "b"], k=2, suppression=0.2, hierarchies=hierarchies, algorithm="exhaustive")
     evaluator = prepare(data, config).evaluator
     tied = evaluator.evaluate((0, 1)), evaluator.evaluate((2, 0))
     assert all(e.feasible for e in tied) and tied[0].loss == tied[1].loss == 0.5
