@@ -123,9 +123,12 @@ def sizes_and_representatives(columns: Sequence[np.ndarray], cards: Sequence[int
     if span <= _count_limit(n):
         counts = np.bincount(key, minlength=span)
         present = counts > 0
+        sizes = counts[present]
+        if sizes.size > max_classes:
+            return sizes, None
         last = np.empty(span, dtype=np.int64)
         last[key] = np.arange(n)
-        return counts[present], last[present]
+        return sizes, last[present]
     compact = key.astype(np.uint32) if span <= _U32 else key
     ordered = np.sort(compact)
     starts = np.empty(n, dtype=bool)

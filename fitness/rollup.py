@@ -109,7 +109,7 @@ class RollupCache:
     faster (measured: benchmarks/evaluation.py).
     """
 
-    def __init__(self, table: EncodedTable, capacity: int | None = None, max_fraction: float = 0.5,
+    def __init__(self, table: EncodedTable, capacity: int | None = None, max_fraction: float = 0.125,
                  max_tables: int = 256, min_saving: int = 65536) -> None:
         self.table = table
         self.capacity = capacity if capacity is not None else 256 << 20
