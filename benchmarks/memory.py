@@ -46,7 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    limit = 120.0 if args.quick else 900.0
+    limit = 120.0 if args.quick else 300.0
     runs = [("adult", "kgen", 5000), ("cargo97", "kgen", 5000), ("synthetic", "kgen", 5000)]
     rows = []
     for case, algo, evaluations in runs:

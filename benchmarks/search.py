@@ -44,8 +44,8 @@ def cases(quick: bool) -> dict[str, tuple[Callable[[], Prepared], list[tuple[str
         "cargo25": (lambda: common.cargo(25), [("kgen", {}, ga)]),
         "cargo97": (lambda: common.cargo(97), [("kgen", {}, ga)]),
         "synthetic": (common.synthetic_table, [
-            ("bestfirst", {}, Limits(time_limit=120.0 if quick else 900.0)),
-            ("kgen", {}, Limits(max_evaluations=5000, seed=1, time_limit=120.0 if quick else 900.0))]),
+            ("bestfirst", {}, Limits(time_limit=120.0 if quick else 300.0)),
+            ("kgen", {}, Limits(max_evaluations=5000, seed=1, time_limit=120.0 if quick else 300.0))]),
     }
 
 
