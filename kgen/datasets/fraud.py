@@ -237,7 +237,10 @@ class FraudDataset:
         for attribute in ATTRIBUTES:
             hierarchy = self.hierarchy(attribute.name)
             path = folder / f"{name}_hierarchy_{attribute.name}.csv"
-            write_atomic(path, _arx_text(hierarchy.paths[v] for v in sorted(hierarchy.paths)))
+            # the missing value (empty) is left out: kgen adds it to a hierarchy read from a file (missing stays
+            # itself below the top), and an ARX file cannot label it with empty fields
+            rows = (hierarchy.paths[v] for v in sorted(hierarchy.paths) if v != MISSING)
+            write_atomic(path, _arx_text(rows))
             paths.append(path)
         return paths
 
