@@ -262,20 +262,28 @@ def test_ga_defaults_to_the_paper_parameters_and_budget():
     ga = KGen()
     assert (ga.population, ga.crossover, ga.mutation, ga.tournsize, ga.selection) == (100, 0.9, 0.2, 2, "tournament")
     problem = up_set_problem((5,) * 8, [(3, 2, 4, 1, 3, 2, 4, 1)])
-    result = ga.run(problem, Limits(seed=0))
+    result = KGen(patience=0).run(problem, Limits(seed=0))
     assert result.evaluations == 5000 and result.stopped == "budget"
+
+
+def test_ga_stops_after_patience_generations_without_a_better_node():
+    problem = up_set_problem((5,) * 8, [(3, 2, 4, 1, 3, 2, 4, 1)])
+    result = KGen(patience=30).run(problem, Limits(seed=0))
+    assert result.stopped == "stalled" and result.evaluations < 5000
+    losses = [t["best_loss"] for t in result.trace]
+    assert len(set(losses[-31:])) == 1 and losses[-32] != losses[-1]
 
 
 def test_ga_on_a_box_it_can_exhaust_completes_exactly():
     problem = up_set_problem((2, 2, 1), [(1, 1, 0), (0, 2, 1)])
-    result = KGen(population=10, max_stall=5000).run(problem, Limits(seed=1))
+    result = KGen(population=10, max_stall=5000, patience=0).run(problem, Limits(seed=1))
     assert result.stopped == "complete" and result.evaluations == 18
     assert sorted(result.minimal) == [(0, 2, 1), (1, 1, 0)]
 
 
 def test_ga_stops_after_max_stall_generations_without_a_new_evaluation():
     problem = up_set_problem((2, 4), [(2, 4)])  # only the top is feasible: the paper's fitness sinks below it
-    result = KGen(population=10, max_stall=20).run(problem, Limits(seed=0))
+    result = KGen(population=10, max_stall=20, patience=0).run(problem, Limits(seed=0))
     assert result.stopped in ("stalled", "complete")
     if result.stopped == "stalled":
         last = [t["evaluations"] for t in result.trace[-21:]]

@@ -109,6 +109,8 @@ class Budget:
         self.feasible: list[Node] = []
         self.best: Evaluation | None = None
         self.start = time.perf_counter()
+        self.box_size = problem.box.size
+        self.in_box = 0
 
     @property
     def evaluations(self) -> int:
@@ -136,7 +138,9 @@ class Budget:
         """Evaluate nodes (cached ones for free), in one batch for the evaluator.
 
         When the budget cannot cover all new nodes, the first ones that fit are evaluated and archived,
-        then StopSearch("budget") is raised.
+        then StopSearch("budget") is raised. Once every node of the box has been evaluated, nothing is left
+        to learn: StopSearch("complete") ends the search, whose best node is then the exact optimum (a GA
+        on a small lattice would otherwise go on drawing cached nodes until its stall limit).
         """
         nodes = [tuple(int(v) for v in n) for n in nodes]
         self.check_time()
@@ -153,12 +157,15 @@ class Budget:
                 self._archive(n, e)
             if self.limits.on_progress is not None:
                 self.limits.on_progress(self.evaluations, self.best)
+            if self.in_box >= self.box_size:
+                raise StopSearch("complete")
         if short:
             raise StopSearch("budget")
         return [self.cache[n] for n in nodes]
 
     def _archive(self, node: Node, e: Evaluation) -> None:
         self.cache[node] = e
+        self.in_box += node in self.problem.box
         if e.feasible:
             self.feasible.append(node)
             if self.best is None or objective_key(e) < objective_key(self.best):

@@ -94,7 +94,9 @@ class KGen:
     of infeasible nodes (f = 1 - loss otherwise). The SPEC leaves an infeasible node's score open; 1 (scored
     like a feasible node) lets the low, infeasible nodes win every selection, and on Cargo 2000 at 25 QIs
     such a run never finds a feasible node (docs/search.md). `max_evaluations` applies when the limits give
-    none; `max_stall`: stop after this many generations that evaluated no new node. Invalid values raise
+    none; `max_stall`: stop after this many generations that evaluated no new node; `patience`: stop after this many
+    generations without a better best node (0 = never; a kgen addition to the paper, whose budget alone keeps a
+    converged population redrawing cached nodes for thousands of generations on small lattices). Invalid values raise
     InputError.
     """
 
@@ -116,6 +118,7 @@ class KGen:
     infeasible_weight: float | None = None
     max_evaluations: int = 5000
     max_stall: int = 100
+    patience: int = 300
     name: str = "kgen"
 
     def __post_init__(self) -> None:
@@ -135,7 +138,7 @@ class KGen:
             (all(0.0 <= r <= 1.0 for r in (self.crossover, self.mutation, self.horizontal_rate,
                                            self.horizontal_fraction, self.infeasible_weight)),
              "crossover, mutation, horizontal_rate, horizontal_fraction and infeasible_weight must be in [0, 1]"),
-            (self.seeds >= 0 and self.max_evaluations >= 1 and self.max_stall >= 1,
+            (self.seeds >= 0 and self.max_evaluations >= 1 and self.max_stall >= 1 and self.patience >= 0,
              "seeds must be >= 0, max_evaluations and max_stall >= 1"),
         ]
         for ok, message in checks:
@@ -356,6 +359,7 @@ class _Run:
         box_size = self.problem.box.size
         population: list[Individual] = []
         generation, stall, seen = 0, 0, 0
+        best_key, improved = None, 0
 
         def record() -> None:
             best = budget.best
@@ -386,6 +390,11 @@ class _Run:
                 stall = stall + 1 if budget.evaluations == seen else 0
                 seen = budget.evaluations
                 if stall >= ga.max_stall:
+                    raise StopSearch("stalled")
+                key = None if budget.best is None else (budget.best.loss, budget.best.los, budget.best.node)
+                if key != best_key:
+                    best_key, improved = key, generation
+                elif ga.patience and generation - improved >= ga.patience:
                     raise StopSearch("stalled")
         except StopSearch:
             if not trace or trace[-1]["evaluations"] != budget.evaluations:
