@@ -74,15 +74,29 @@ def not_utf8(name: str, data: bytes, error: UnicodeDecodeError) -> InputError:
 
 
 def detect_separator(text: str) -> str:
-    """`;` or `,`: whichever splits the first line (outside quotes) into more fields; `,` on a tie."""
-    header = _LINE_BREAK.split(text, 1)[0]
-    counts = {}
-    for sep in SEPARATORS:
-        try:
-            counts[sep] = len(next(csv.reader([header], delimiter=sep), []))
-        except csv.Error:  # a quoted field spanning lines: it cannot be this separator's header alone
-            counts[sep] = 0
-    return max(SEPARATORS, key=lambda sep: (counts[sep], sep == ","))
+    """`;` or `,` for a file, judged on its first lines (outside quotes).
+
+    The separator that gives every line the same number of fields wins, then the one giving more fields, then
+    the one whose fields look whole (no leading blank, balanced brackets: `5;[0, 9]` is `;`), then `,`.
+    """
+    lines = [line for line in _LINE_BREAK.split(text, 50)[:50] if line.strip()][:50]
+
+    def score(sep: str) -> tuple:
+        counts, clean, total = [], 0, 0
+        for line in lines:
+            try:
+                fields = next(csv.reader([line], delimiter=sep), [])
+            except csv.Error:  # a quoted field spanning lines: judged on the other lines
+                continue
+            counts.append(len(fields))
+            total += len(fields)
+            clean += sum(not f.startswith(" ") and f.count("[") == f.count("]") and f.count("(") == f.count(")")
+                         for f in fields)
+        if not counts:
+            return (False, 0, 0.0, sep == ",")
+        return (len(set(counts)) == 1 and counts[0] > 1, counts[0], clean / max(total, 1), sep == ",")
+
+    return max(SEPARATORS, key=score)
 
 
 def parse_records(text: str, separator: str, name: str) -> list[Record]:

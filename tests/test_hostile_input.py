@@ -646,3 +646,12 @@ def test_every_exit_code_is_distinct_and_documented():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "input-errors.md").read_text()
     for code in (EXIT_OK, EXIT_CHECK_FAILED, EXIT_INPUT, EXIT_NO_SOLUTION, EXIT_INTERRUPTED):
         assert re.search(rf"^\| *`?{code}`? *\|", doc, re.MULTILINE), code
+
+
+def test_semicolon_hierarchy_with_comma_labels_is_read_with_semicolons(tmp_path):
+    """ARX files of decimal intervals hold `[0, 9]`: the `,` inside labels must not win over `;`."""
+    from kgen.csvio import read_rows
+
+    path = tmp_path / "h.csv"
+    path.write_text("5;[0, 9]\n15;[10, 19]\n", encoding="utf-8")
+    assert read_rows(path) == [["5", "[0, 9]"], ["15", "[10, 19]"]]
