@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -55,20 +56,38 @@ def cargo_csv(shared_data: Path) -> Path:
     return _require(shared_data / "cargo2000" / "c2k_data_comma.csv")
 
 
+PYCANON_VENV = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kgen-pycanon"
+
+
+def _cached_pycanon_python() -> tuple[str | None, str]:
+    """The Python of the cached pycanon venv, created on first use (`python -m venv` + `pip install`)."""
+    python = PYCANON_VENV / "bin" / "python"
+    if not python.exists():
+        try:
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(PYCANON_VENV)], check=True,
+                           capture_output=True, timeout=300)
+            subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                            "pycanon==1.3.6"], check=True, capture_output=True, timeout=900)
+        except (OSError, subprocess.SubprocessError) as error:
+            return None, f"could not create the pycanon venv at {PYCANON_VENV}: {error}"
+    return str(python), ""
+
+
 @pytest.fixture(scope="session")
 def pycanon_python() -> str:
     """The Python of a separate virtual environment with pycanon 1.3.6 (its pins clash with kgen's).
 
-    Named by `KGEN_PYCANON_PYTHON` (`.ci/run` creates it). Skipped when unset, except under CI=true, where
-    the cross-check must not be skipped silently: there the missing variable fails the test.
+    Named by `KGEN_PYCANON_PYTHON` (`.ci/run` creates it); otherwise a venv cached under
+    `~/.cache/kgen-pycanon` is created on first use. When neither can be had, the tests skip, except under
+    CI=true, where the cross-check must not be skipped silently: there they fail.
     """
     python = os.environ.get("KGEN_PYCANON_PYTHON")
     if not python:
-        message = ("KGEN_PYCANON_PYTHON is not set: create a venv with `pip install pycanon==1.3.6` and point "
-                   "the variable at its python (.ci/run does this)")
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {message}")
-        pytest.skip(message)
+        python, message = _cached_pycanon_python()
+        if python is None:
+            if os.environ.get("CI", "").lower() == "true":
+                pytest.fail(f"CI=true but {message}")
+            pytest.skip(message)
     try:
         probe = subprocess.run(
             [python, "-c", "import pycanon, importlib.metadata as m; print(m.version('pycanon'))"],
