@@ -576,15 +576,20 @@ def test_sigint_to_a_running_kgen_process_exits_130_with_the_best_so_far(tmp_pat
                 seen += os.read(master, 4096)
         assert b"best loss" in seen, seen
         process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=60)
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed the terminal
+        # keep draining the terminal while waiting: a child blocked writing to a full pty never exits
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            chunk = b""
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    chunk = b""
+                seen += chunk
+            if not chunk and process.poll() is not None:
                 break
-            if not chunk:
-                break
-            seen += chunk
+        code = process.wait(timeout=5)
     finally:
         if process.poll() is None:
             process.kill()
