@@ -178,6 +178,23 @@ def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared
     assert best.evaluations * 4 < exact.evaluations
 
 
+def test_bestfirst_evaluates_fewer_nodes_than_ola_on_cargo_10_qis(shared_data) -> None:  # noqa: ANN001
+    from kgen.api import prepare
+    from kgen.config import Config
+    from kgen.table import read_csv
+    from lattice.search.ola import OLA
+
+    table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
+    prepared = prepare(table, Config(qi=table.columns[1:11], identifiers=("nr",), k=2, suppression=0.005))
+    problem = prepared.problem()
+    best = BestFirst().run(problem, Limits())
+    prepared.evaluator.clear_cache()
+    ola = OLA().run(problem, Limits())
+    assert best.stopped == ola.stopped == "complete"
+    assert key(best) == key(ola)
+    assert best.evaluations < ola.evaluations
+
+
 def test_tie_groups_use_exact_log_keys() -> None:
     from lattice.search.bestfirst import log_keys
 
