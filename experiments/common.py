@@ -298,9 +298,10 @@ def load_average() -> list[float] | None:
 
 
 def cpu_seconds() -> float:
-    """CPU time (user + system) of this process so far: what the runs cost, whatever else the machine does."""
+    """CPU time (user + system) of this process and its finished worker processes so far: what the runs
+    cost, whatever else the machine does."""
     times = os.times()
-    return times.user + times.system
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def environment(mode: str, seconds: float | None = None) -> dict[str, object]:
