@@ -22,8 +22,9 @@ from lattice.node import leq, precision_loss
 from lattice.search.base import Limits, Problem, SearchResult
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.kgen_ga import KGen
-from lattice.search.ola import OLA, DenseTags, SparseTags, level_nodes
+from lattice.search.ola import OLA, level_nodes
 from lattice.search.random_search import RandomSearch
+from lattice.search.tags import DenseTags, SparseTags
 
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 

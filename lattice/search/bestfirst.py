@@ -30,38 +30,7 @@ from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node
 from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
-
-FEASIBLE, UNKNOWN, INFEASIBLE = 1, 0, -1
-
-
-class Tags:
-    """Feasibility tags of every node of a box (int8: 1 feasible, -1 infeasible, 0 unknown).
-
-    Under monotone feasibility a feasible node's up-set and an infeasible node's down-set are sub-boxes:
-    tagging one is a single slice assignment.
-    """
-
-    def __init__(self, box: Box) -> None:
-        self.lower = box.lower
-        self.shape = tuple(b - a + 1 for a, b in zip(box.lower, box.upper))
-        self.array = np.zeros(self.shape, dtype=np.int8)
-        self.flat = self.array.reshape(-1)  # a view
-
-    def index(self, node: Node) -> tuple[int, ...]:
-        return tuple(x - a for x, a in zip(node, self.lower))
-
-    def get(self, node: Node) -> int:
-        return int(self.array[self.index(node)])
-
-    def tag(self, node: Node, feasible: bool) -> None:
-        offset = self.index(node)
-        if feasible:
-            self.array[tuple(slice(o, None) for o in offset)] = FEASIBLE
-        else:
-            self.array[tuple(slice(0, o + 1) for o in offset)] = INFEASIBLE
-
-    def node(self, flat_index: int) -> Node:
-        return tuple(int(i) + a for i, a in zip(np.unravel_index(flat_index, self.shape), self.lower))
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags
 
 
 def log_keys(box: Box, heights: Node) -> np.ndarray:
@@ -114,7 +83,7 @@ class BestFirst:
 
         def body(trace: list[dict]) -> None:
             try:
-                tags = Tags(box)
+                tags = DenseTags(box)
                 if log_order and tagging:
                     self._log_tagging(problem, budget, tags, stats)
                 elif log_order:
@@ -134,7 +103,7 @@ class BestFirst:
 
     # --- resolving one node by binary search on a path to the top -------------------------------------
 
-    def _climb(self, node: Node, box: Box, tags: Tags) -> list[Node]:
+    def _climb(self, node: Node, box: Box, tags: DenseTags) -> list[Node]:
         """A chain up from `node` through nodes of unknown feasibility, raising the relatively least-raised
         attribute first (so it stays balanced), until no upper neighbour is unknown."""
         spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
@@ -149,7 +118,7 @@ class BestFirst:
             y[i] += 1
             path.append(tuple(y))
 
-    def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+    def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: DenseTags, stats: dict) -> None:
         """Settle the unknown `node`, and raise the infeasible node found to a maximal infeasible one.
 
         Climb from the node through unknown nodes to one whose upper neighbours are all known, and search
@@ -178,7 +147,7 @@ class BestFirst:
             start = path[lo]
 
     @staticmethod
-    def _classify(node: Node, budget: Budget, tags: Tags, stats: dict) -> bool:
+    def _classify(node: Node, budget: Budget, tags: DenseTags, stats: dict) -> bool:
         """Feasibility from the tags, else by evaluating the node (and tagging)."""
         state = tags.get(node)
         if state != UNKNOWN:
@@ -190,7 +159,7 @@ class BestFirst:
 
     # --- the modes ----------------------------------------------------------------------------------
 
-    def _log_tagging(self, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+    def _log_tagging(self, problem: Problem, budget: Budget, tags: DenseTags, stats: dict) -> None:
         keys = log_keys(problem.box, problem.heights)
         order = np.argsort(keys, kind="stable")  # ties in lexicographic order
         best_key: int | None = None
@@ -209,7 +178,7 @@ class BestFirst:
                     if best_key is None:
                         best_key = int(keys[flat])
 
-    def _log_levels(self, problem: Problem, budget: Budget, tags: Tags) -> None:
+    def _log_levels(self, problem: Problem, budget: Budget, tags: DenseTags) -> None:
         keys = log_keys(problem.box, problem.heights)
         order = np.argsort(keys, kind="stable")
         bounds = np.flatnonzero(np.diff(keys[order])) + 1
@@ -218,14 +187,14 @@ class BestFirst:
             if any(e.feasible for e in results):
                 return
 
-    def _tag_all(self, problem: Problem, budget: Budget, tags: Tags, stats: dict) -> None:
+    def _tag_all(self, problem: Problem, budget: Budget, tags: DenseTags, stats: dict) -> None:
         """Resolve every node, lowest first (so infeasible tags reach far down)."""
         sums = np.indices(tags.shape).sum(axis=0).reshape(-1)
         for flat in np.argsort(sums, kind="stable"):
             if tags.flat[flat] == UNKNOWN:
                 self._resolve(tags.node(int(flat)), problem, budget, tags, stats)
 
-    def _minimal_then_ties(self, problem: Problem, budget: Budget, tags: Tags) -> None:
+    def _minimal_then_ties(self, problem: Problem, budget: Budget, tags: DenseTags) -> None:
         """Evaluate the k-minimal nodes; then climb from those of least loss through nodes of equal loss."""
         feasible = tags.array == FEASIBLE
         minimal = feasible.copy()

@@ -29,7 +29,7 @@ from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 from lattice.search import operators
 from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
-from lattice.search.ola import FEASIBLE, INFEASIBLE, SparseTags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, SparseTags
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 0.0},

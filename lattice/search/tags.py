@@ -1,0 +1,93 @@
+"""Predictive tags of lattice nodes: what monotone feasibility already decides without an evaluation.
+
+A feasible node tags its up-set feasible, an infeasible node its down-set infeasible. `DenseTags` holds one
+int8 per node of a box (each tagging is one slice assignment); `SparseTags` keeps only the tagging nodes, for
+boxes too large for an array. Shared by OLA, best-first and the GA's `kgen+` preset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lattice.box import Box
+from lattice.node import Node
+
+FEASIBLE, UNKNOWN, INFEASIBLE = 1, 0, -1
+
+
+class DenseTags:
+    """Tags of every node of a box in one int8 array (1 feasible, -1 infeasible, 0 unknown).
+
+    Tagging the up-set or down-set of a node is one slice assignment.
+    """
+
+    def __init__(self, box: Box) -> None:
+        self.lower = box.lower
+        self.shape = tuple(b - a + 1 for a, b in zip(box.lower, box.upper))
+        self.array = np.zeros(self.shape, dtype=np.int8)
+        self.flat = self.array.reshape(-1)  # a view, indexed like the box's nodes in C order
+
+    def index(self, node: Node) -> tuple[int, ...]:
+        return tuple(x - a for x, a in zip(node, self.lower))
+
+    def get(self, node: Node) -> int:
+        return int(self.array[self.index(node)])
+
+    def tag(self, node: Node, feasible: bool) -> None:
+        offset = self.index(node)
+        if feasible:
+            self.array[tuple(slice(o, None) for o in offset)] = FEASIBLE
+        else:
+            self.array[tuple(slice(0, o + 1) for o in offset)] = INFEASIBLE
+
+    def node(self, flat_index: int) -> Node:
+        """The node at a position of `flat`."""
+        return tuple(int(i) + a for i, a in zip(np.unravel_index(flat_index, self.shape), self.lower))
+
+    def undecided(self, bottom: Node, top: Node) -> bool:
+        """Whether some node of the sub-lattice [bottom, top] has no tag yet."""
+        box = tuple(slice(b - a, t - a + 1) for b, t, a in zip(bottom, top, self.lower))
+        return bool((self.array[box] == UNKNOWN).any())
+
+
+class SparseTags:
+    """Tags kept as the lists of tagging nodes, for boxes too large for an array.
+
+    A node is tagged feasible if a feasible tagging node lies below it, infeasible if an infeasible one lies
+    above it. Only tagging nodes not already implied are stored; decided answers never change, so they are
+    remembered.
+    """
+
+    def __init__(self, dims: int) -> None:
+        self.nodes = {FEASIBLE: np.empty((64, dims), dtype=np.int32), INFEASIBLE: np.empty((64, dims), dtype=np.int32)}
+        self.count = {FEASIBLE: 0, INFEASIBLE: 0}
+        self.decided: dict[Node, int] = {}
+
+    def get(self, node: Node) -> int:
+        tag = self.decided.get(node)
+        if tag is not None:
+            return tag
+        x = np.asarray(node, dtype=np.int32)
+        tag = UNKNOWN
+        if self.count[FEASIBLE] and (self.nodes[FEASIBLE][: self.count[FEASIBLE]] <= x).all(axis=1).any():
+            tag = FEASIBLE
+        elif self.count[INFEASIBLE] and (self.nodes[INFEASIBLE][: self.count[INFEASIBLE]] >= x).all(axis=1).any():
+            tag = INFEASIBLE
+        if tag != UNKNOWN:
+            self.decided[node] = tag
+        return tag
+
+    def tag(self, node: Node, feasible: bool) -> None:
+        kind = FEASIBLE if feasible else INFEASIBLE
+        if self.get(node) == kind:
+            return
+        store, n = self.nodes[kind], self.count[kind]
+        if n == len(store):
+            store = self.nodes[kind] = np.concatenate([store, np.empty_like(store)])
+        store[n] = node
+        self.count[kind] = n + 1
+        self.decided[node] = kind
+
+
+def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
+    return DenseTags(box) if box.size <= dense_limit else SparseTags(box.dims)
