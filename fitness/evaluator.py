@@ -92,22 +92,23 @@ class NodeEvaluator:
         columns, cards = self.table.columns(node)
         return kernel.partition(columns, cards, self.table.n, with_rows)
 
-    def released_and_suppressed(self, node: Node) -> tuple[np.ndarray, int, Partition | None]:
-        """The released class sizes and the suppressed row count of a node (and its partition when one was
-        built: with `needs_rows`, or for models other than plain k-anonymity)."""
+    def released_and_suppressed(self, node: Node) -> tuple[np.ndarray, int, Partition | None, np.ndarray | None]:
+        """The released class sizes and the suppressed row count of a node, with its partition and the mask of
+        violating classes when a partition was built (with `needs_rows`, or for models other than plain
+        k-anonymity), else None for both."""
         if self.k_only and not self.needs_rows:
             if self.kernel == "bitset":
                 classes, small = self.support_map.classes(node, self.k_floor)
-                return np.array([c.count() for c in classes], dtype=np.int64), small, None
+                return np.array([c.count() for c in classes], dtype=np.int64), small, None, None
             if self._rollup.active:
                 sizes = self._rollup.classes(node).sizes
             else:
                 sizes = kernel.class_sizes(*self.table.columns(node), self.table.n)
             small = sizes < self.k_floor
-            return sizes[~small], int(sizes[small].sum()), None
+            return sizes[~small], int(sizes[small].sum()), None, None
         partition = self.partition(node, self.needs_rows)
         bad = self.violating(partition)
-        return partition.sizes[~bad], int(partition.sizes[bad].sum()), partition
+        return partition.sizes[~bad], int(partition.sizes[bad].sum()), partition, bad
 
     def violating(self, partition: Partition) -> np.ndarray:
         bad = np.zeros(partition.count, dtype=bool)
@@ -120,12 +121,11 @@ class NodeEvaluator:
         cached = self._cache.get(node)
         if cached is not None:
             return cached
-        released, suppressed, partition = self.released_and_suppressed(node)
+        released, suppressed, partition, bad = self.released_and_suppressed(node)
         n = self.table.n
         extra = {}
         if self.objective_rows:
-            assert partition is not None and partition.rows is not None
-            bad = self.violating(partition)
+            assert partition is not None and partition.rows is not None and bad is not None
             extra["suppressed_rows"] = np.flatnonzero(bad[partition.rows]) if suppressed else _NO_ROWS
         e = Evaluation(
             node=node,
