@@ -22,6 +22,7 @@ from kgen.hierarchies import find_in_dir
 from kgen.parallel import BACKENDS
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
+from kgen.verify import verify_release_file
 from lattice.errors import InputError
 from lattice.search.base import SearchResult
 
@@ -171,11 +172,14 @@ def default_output(input_path: str) -> Path:
     return path.with_name(f"{path.stem}_anonymized.csv")
 
 
-def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str]) -> None:
-    """Both files or neither: each is written to a temporary file first, then both are renamed."""
+def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str], config: Config) -> None:
+    """Both files or neither: each is written to a temporary file first, the written release is checked by
+    the independent checker (`kgen.verify`), and only then are both renamed into place."""
     table = result.release
+    result.report["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
     write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs)
+                       (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs,
+                      check=lambda paths: verify_release_file(paths[0], config))
 
 
 def protected_inputs(args: argparse.Namespace) -> list[str]:
@@ -206,7 +210,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
     )
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
-    write_outputs(result, output, report, protected)
+    write_outputs(result, output, report, protected, config)
     if not args.quiet:
         print(summary(result, output, report))
     return 0
@@ -361,7 +365,7 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
     result = anonymize_with_progress(read_csv(source), config)
     output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"
-    write_outputs(result, output, report, [str(source)])
+    write_outputs(result, output, report, [str(source)], config)
     print(summary(result, output, report))
     verified = check_k_anonymity(read_csv(output), DEMO_QIS, args.k, args.suppression)
     print(f"  independent check of {output}: {'PASS' if verified.passed else 'FAIL'} "

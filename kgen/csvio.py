@@ -13,7 +13,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,11 +214,13 @@ def check_target(path: str | os.PathLike, protected: Iterable[str | os.PathLike]
 
 
 def write_atomic_many(items: Sequence[tuple[str | os.PathLike, str]],
-                      protected: Iterable[str | os.PathLike] = ()) -> None:
+                      protected: Iterable[str | os.PathLike] = (),
+                      check: Callable[[list[Path]], None] | None = None) -> None:
     """Write several files all-or-nothing as far as the file system allows: each text goes to a temporary
     file in its target's folder, and only when every one is complete are they renamed into place. On any
     failure (or Ctrl-C) before the renames, every temporary file is removed and no target is touched.
-    Refuses to write over the `protected` files (inputs)."""
+    `check(temporary_paths)`, when given, inspects the complete temporary files before the renames; if it
+    raises, nothing is published. Refuses to write over the `protected` files (inputs)."""
     protected = list(protected)
     targets = [Path(path) for path, _ in items]
     for i, target in enumerate(targets):
@@ -236,6 +238,8 @@ def write_atomic_many(items: Sequence[tuple[str | os.PathLike, str]],
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+        if check is not None:
+            check([Path(t) for t in temporaries])
         for target, temporary in zip(targets, temporaries):
             current = target
             os.replace(temporary, target)

@@ -1,0 +1,45 @@
+"""Verification of a release on the written file itself, with the independent checker (`kgen.check`).
+
+The CLI writes the release to a temporary file, re-reads that file, checks the privacy model on it, and only
+then renames it into place: a release that fails its own check is never published.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kgen.check import CheckResult, SensitiveRule, check_k_anonymity
+from kgen.config import Config
+from kgen.table import read_csv
+from lattice.errors import InputError
+
+
+class ReleaseCheckError(InputError):
+    """The written release failed the independent check: nothing is published (a bug in kgen: report it)."""
+
+    exit_code = 4
+
+
+def sensitive_rules(config: Config, dropped: bool) -> list[SensitiveRule]:
+    """The l-diversity / t-closeness rules of a configuration, for the checker.
+
+    t-closeness compares each class with the column's distribution over the file's rows; a file without its
+    suppressed rows (`--drop-suppressed`) no longer holds that distribution, so t is then left to the evaluator.
+    """
+    t = None if dropped else config.t_closeness
+    if config.l is None and t is None:
+        return []
+    return [SensitiveRule(column, config.l, config.l_variant, config.c, t, config.t_distance)
+            for column in config.sensitive]
+
+
+def verify_release_file(path: str | os.PathLike, config: Config) -> CheckResult:
+    """Check the CSV at `path` against the configuration's model; raise ReleaseCheckError if it fails."""
+    rules = sensitive_rules(config, config.drop_suppressed)
+    result = check_k_anonymity(read_csv(path), config.qi, config.k, config.suppression, rules)
+    if not result.passed:
+        raise ReleaseCheckError(
+            f"the release failed its independent check ({len(result.violating_rows)} rows in classes that break "
+            f"the model, {result.suppressed_rows} suppressed of {result.allowed} allowed): nothing was written; "
+            "this is a bug in kgen, please report it")
+    return result
