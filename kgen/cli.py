@@ -22,7 +22,7 @@ from kgen.hierarchies import find_in_dir
 from kgen.parallel import BACKENDS
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
-from kgen.verify import verify_release_file
+from kgen.verify import rules_from_models, verify_file, verify_release_file
 from lattice.errors import InputError
 from lattice.search.base import SearchResult
 
@@ -337,8 +337,13 @@ def run_apply(args: argparse.Namespace) -> int:
     applied = applying.apply(read_csv(args.input), args.report, overrides=overrides,
                              suppression=args.suppression, drop_suppressed=args.drop_suppressed)
     table, r = applied.release, applied.report
+    k, rules = rules_from_models(r["models"], args.drop_suppressed)
+    # beyond the limit (exit 3 below) the output is still safe: every released class must hold the model
+    limit = r["suppression_limit"] if applied.holds else 1.0
+    r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
     write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(r, indent=2) + "\n")], protected=protected)
+                       (report, json.dumps(r, indent=2) + "\n")], protected=protected,
+                      check=lambda paths: verify_file(paths[0], list(r["quasi_identifiers"]), k, limit, rules))
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "

@@ -33,10 +33,29 @@ def sensitive_rules(config: Config, dropped: bool) -> list[SensitiveRule]:
             for column in config.sensitive]
 
 
+def rules_from_models(descriptions: list[dict], dropped: bool) -> tuple[int, list[SensitiveRule]]:
+    """k and the checker's rules from a report's `models` (as `kgen apply` reads them); t as in
+    `sensitive_rules`."""
+    k, rules = 1, []
+    for m in descriptions:
+        if m.get("model") == "k-anonymity":
+            k = max(k, int(m["k"]))
+        elif m.get("model") == "l-diversity":
+            rules.append(SensitiveRule(m["sensitive"], m["l"], m["variant"], m.get("c")))
+        elif "t" in m and not dropped:
+            rules.append(SensitiveRule(m["sensitive"], t=m["t"], distance=m["distance"]))
+    return k, rules
+
+
 def verify_release_file(path: str | os.PathLike, config: Config) -> CheckResult:
     """Check the CSV at `path` against the configuration's model; raise ReleaseCheckError if it fails."""
     rules = sensitive_rules(config, config.drop_suppressed)
-    result = check_k_anonymity(read_csv(path), config.qi, config.k, config.suppression, rules)
+    return verify_file(path, config.qi, config.k, config.suppression, rules)
+
+
+def verify_file(path: str | os.PathLike, qi: list[str], k: int, suppression: float,
+                rules: list[SensitiveRule]) -> CheckResult:
+    result = check_k_anonymity(read_csv(path), qi, k, suppression, rules)
     if not result.passed:
         raise ReleaseCheckError(
             f"the release failed its independent check ({len(result.violating_rows)} rows in classes that break "

@@ -43,3 +43,13 @@ def test_a_release_that_fails_the_independent_check_is_never_published(tmp_path,
 def test_l_diversity_is_verified_on_the_written_file(tmp_path):
     assert run(tmp_path, "--sensitive", "disease", "--l", "2") == 0
     assert json.loads((tmp_path / "out.json").read_text())["verified"]["passed"] is True
+
+
+def test_kgen_apply_verifies_its_written_release(tmp_path):
+    assert run(tmp_path) == 0
+    new = tmp_path / "new.csv"
+    new.write_text(PEOPLE, encoding="utf-8")
+    code = cli.main(["apply", str(new), "--report", str(tmp_path / "out.json"), "--output",
+                     str(tmp_path / "new_out.csv"), "--quiet"])
+    assert code == 0
+    assert json.loads((tmp_path / "new_out.json").read_text())["verified"]["passed"] is True
