@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -57,12 +58,16 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "%(default)" in text or action.default in (None, False, argparse.SUPPRESS) or action.default == []:
+        default = action.default
+        if "%(default)" in text or default is None or default is False or default == argparse.SUPPRESS or default == []:
             return text
         if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
             shown = ",".join(action.default) if isinstance(action.default, (list, tuple)) else "%(default)s"
             return f"{text} (default: {shown})" if shown else f"{text} (default: empty)"
         return text
+
+    def _split_lines(self, text: str, width: int) -> list[str]:  # never break inside "kgen-demo" or "-1"
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
 def columns(text: str) -> list[str]:
