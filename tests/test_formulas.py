@@ -141,3 +141,14 @@ def test_the_real_check_fills_verified_with_the_written_files_figures(capsys, ta
     assert report["verified"]["rows"] == 6 and report["verified"]["classes"] == report["classes"]
     assert report["verified"]["smallest_class"] == report["smallest_class"]
     assert report["verified"]["escaped_formulas_undone"] is True
+
+
+def test_an_escaped_header_is_undone_before_the_check(capsys, tmp_path: Path) -> None:
+    """A QI named `@site` is written as `'@site`; the check of the written file must read it back as `@site`."""
+    source = tmp_path / "sites.csv"
+    source.write_text("@site,age\na,30\na,31\nb,40\nb,41\n")
+    output = tmp_path / "out.csv"
+    code = main(["anonymize", str(source), "--qi", "@site,age", "--k", "2", "--output", str(output), "--quiet",
+                 "--escape-formulas"])
+    assert code == 0, capsys.readouterr().err
+    assert output.read_text().splitlines()[0] == "'@site,age"
