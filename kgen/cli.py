@@ -18,6 +18,7 @@ import signal
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from fitness.objective import OBJECTIVES
@@ -498,7 +499,7 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    table = read_csv(args.input)
+    table = read_input(args.input, args.separator, len(args.qi))
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
     status = "PASS" if result.passed else "FAIL"
@@ -697,6 +698,11 @@ def run_command(argv: Sequence[str] | None) -> int:
         return EXIT_INTERRUPTED
     except MemoryError:  # numpy's _ArrayMemoryError included
         print(out_of_memory_message(), file=sys.stderr)
+        return EXIT_OUT_OF_MEMORY
+    except BrokenProcessPool:  # loky's TerminatedWorkerError: the system killed a worker, nearly always for memory
+        stop_local_workers()
+        print(out_of_memory_message().replace("out of memory on", "a parallel worker was killed (out of memory?) "
+                                              "on", 1), file=sys.stderr)
         return EXIT_OUT_OF_MEMORY
     finally:
         WORKING_ON.clear()

@@ -188,3 +188,18 @@ def test_a_closed_pipe_through_the_shell(tmp_path: Path) -> None:
                          timeout=60)
     # kgen's own status (1: the check failed) comes through pipefail, not 120 or 141, and nothing on stderr
     assert out.stdout == "FAIL: " + str(source)[:4] and out.stderr == "" and out.returncode == 1
+
+
+def test_a_worker_killed_by_the_system_is_exit_5(tmp_path: Path, monkeypatch, capsys) -> None:
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    source, qis = long_table(tmp_path, rows=300, qis=4)
+
+    def search(*_: object, **__: object) -> None:
+        raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly terminated (SIGKILL)")
+
+    monkeypatch.setattr(api, "search", search)
+    code = main(["anonymize", str(source), "--qi", qis, "--k", "2", "--jobs", "2", "--output", str(tmp_path / "o.csv")])
+    err = capsys.readouterr().err
+    assert code == 5 and err.startswith("kgen: error: a parallel worker was killed (out of memory?) on a table of 300")
+    assert len(err.strip().splitlines()) == 1
