@@ -285,3 +285,11 @@ def test_help_shows_every_default(command: str) -> None:
         for needle in ("(default: 0)", "(default: fast)", "(default: 1)", "(default: loky)", "(default: 10.0)",
                        "(default: log)", "(default: kgen)", "(default: empty, ?, NA)"):
             assert needle in text, needle
+
+
+def test_check_and_apply_read_with_the_separator_too(capsys, tmp_path: Path) -> None:
+    source = tmp_path / "semi.csv"
+    source.write_text("g;s\nx;1\nx;2\ny;1\ny;2\n")
+    assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ";"]) == 0
+    assert capsys.readouterr().out.startswith(f"PASS: {source}: 4 rows, 2 classes")
+    assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ","]) == 2  # one column "g;s"
