@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,10 +127,24 @@ def named_like_identifier(column: str) -> bool:
                or (w.endswith("id") and w[:-2] in ID_OWNERS) for w in words)
 
 
+_UNNAMED_LAST: list = [None, None, None]  # weak reference to the last table, its key and its answer
+
+
 def unnamed_columns(table: Table, config: Config) -> list[dict]:
     """Columns that no option names (not QI, identifier or sensitive) and that look like an identifier:
     unique or nearly unique over the rows (at least 90 % distinct values), or named like one (id, name,
-    email, phone, ssn, ...). Released as they are, they could identify people."""
+    email, phone, ssn, ...). Released as they are, they could identify people. (A run asks several times:
+    the last answer is kept, without keeping the table alive.)"""
+    key = (tuple(config.qi), tuple(config.identifiers), tuple(config.sensitive), tuple(config.missing))
+    last, last_key, answer = _UNNAMED_LAST
+    if last is not None and last() is table and last_key == key:
+        return [dict(a) for a in answer]
+    answer = find_unnamed(table, config)
+    _UNNAMED_LAST[:] = [weakref.ref(table), key, answer]
+    return [dict(a) for a in answer]
+
+
+def find_unnamed(table: Table, config: Config) -> list[dict]:
     named = set(config.qi) | set(config.identifiers) | set(config.sensitive)
     missing = set(config.missing)
     found = []
