@@ -4,11 +4,12 @@ and exact baselines. The public API is `anonymize`, `prepare`, `Config` and `che
 from kgen.api import Prepared, Result, anonymize, prepare
 from kgen.check import check_k_anonymity
 from kgen.config import Config
+from kgen.parallel import ClusterError
 from kgen.table import Table, from_dataframe, from_mapping, read_csv
 from lattice.errors import InputError, NoSolutionError
 
 __all__ = [
-    "Config", "InputError", "NoSolutionError", "Prepared", "Result", "Table", "anonymize", "check_k_anonymity",
-    "from_dataframe", "from_mapping", "prepare", "read_csv",
+    "ClusterError", "Config", "InputError", "NoSolutionError", "Prepared", "Result", "Table", "anonymize",
+    "check_k_anonymity", "from_dataframe", "from_mapping", "prepare", "read_csv",
 ]
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the fallback of `kgen --version` when the package is not installed

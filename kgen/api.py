@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
 from kgen.algorithms import make_search
 from kgen.config import Config
+from kgen.formulas import formula_columns
 from kgen.table import Table, as_table
 from lattice.box import Box
 from lattice.errors import InputError, NoSolutionError
@@ -67,38 +70,110 @@ class Result:
 
 
 def validate(table: Table, config: Config) -> None:
-    """Raise an InputError for a configuration that cannot work on this table."""
+    """Raise an InputError for a configuration that cannot work on this table (the one place where the CLI's
+    options and the Python API's Config are checked). With `config.strict`, the warnings of `run_warnings`
+    are errors too."""
     if not config.qi:
         raise InputError("no quasi-identifiers given (--qi)")
+    config.check()
     if table.n == 0:
         raise InputError("has a header but no data rows: nothing to anonymize", file=table.source)
-    roles: dict[str, str] = {}
-    for role, columns in (("quasi-identifier", config.qi), ("identifier", config.identifiers),
-                          ("sensitive", config.sensitive)):
+    for columns in (config.qi, config.identifiers, config.sensitive):
         for column in columns:
             table.column(column)
-            if column in roles:
-                raise InputError(f"column {column!r} is given two roles: {roles[column]} and {role}",
-                                 column=column)
-            roles[column] = role
     for column in config.hierarchies:
         if column not in config.qi:
             raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier",
                              column=column)
-    if not isinstance(config.k, int) or config.k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {config.k}")
     if config.k > table.n:
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
-    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size)
-    if not 0.0 <= config.suppression <= 1.0:
-        raise InputError(f"suppression must be a fraction in [0, 1], got {config.suppression}")
+    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
+                              config.connect_timeout)
     if config.l is not None and config.l_variant in ("distinct", "recursive"):
         for column in config.sensitive:  # no class can hold more distinct values than the whole column
             distinct = len({v.strip() for v in table.column(column)})
             if config.l > distinct:
                 raise InputError(f"{config.l_variant} l-diversity with l = {config.l:g} is impossible: the column "
                                  f"has only {distinct} distinct values", file=table.source, column=column)
+    if config.strict:
+        warnings = run_warnings(table, config)
+        if warnings:
+            raise InputError(f"{warnings[0]} (--strict makes this an error)", file=table.source)
+
+
+# Words that name direct identifiers (matched against the words of a column name: `patient_id`, `eMail`,
+# `Full Name`), and compounds written as one word (`username`, `customerid`).
+IDENTIFIER_WORDS = frozenset({
+    "id", "ids", "uid", "uuid", "guid", "name", "names", "firstname", "lastname", "surname", "forename",
+    "fullname", "username", "login", "email", "mail", "phone", "telephone", "tel", "mobile", "cellphone", "fax",
+    "ssn", "sin", "nin", "nino", "passport", "iban", "bic", "account", "acct", "address", "street", "ip",
+    "mrn", "license", "licence", "dob", "birthdate", "birthday", "social", "nhs", "tin", "vat",
+})
+IDENTIFIER_ENDINGS = ("name", "email", "phone", "number", "address")
+ID_OWNERS = frozenset({"user", "customer", "patient", "client", "person", "member", "employee", "claim",
+                       "account", "record", "student", "case", "subject", "session", "device", "order", "policy"})
+NEARLY_UNIQUE = 0.9  # a column with at least this share of distinct values among all rows identifies rows
+
+
+def name_words(column: str) -> list[str]:
+    """The words of a column name, lower case: `patientID` -> patient, id; `e-mail` -> e, mail."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", column)]
+
+
+def named_like_identifier(column: str) -> bool:
+    words = name_words(column)
+    return any(w in IDENTIFIER_WORDS or (w.endswith(IDENTIFIER_ENDINGS) and len(w) > 5)
+               or (w.endswith("id") and w[:-2] in ID_OWNERS) for w in words)
+
+
+_UNNAMED_LAST: list = [None, None, None]  # weak reference to the last table, its key and its answer
+
+
+def unnamed_columns(table: Table, config: Config) -> list[dict]:
+    """Columns that no option names (not QI, identifier or sensitive) and that look like an identifier:
+    unique or nearly unique over the rows (at least 90 % distinct values), or named like one (id, name,
+    email, phone, ssn, ...). Released as they are, they could identify people. (A run asks several times:
+    the last answer is kept, without keeping the table alive.)"""
+    key = (tuple(config.qi), tuple(config.identifiers), tuple(config.sensitive), tuple(config.missing))
+    last, last_key, answer = _UNNAMED_LAST
+    if last is not None and last() is table and last_key == key:
+        return [dict(a) for a in answer]
+    answer = find_unnamed(table, config)
+    _UNNAMED_LAST[:] = [weakref.ref(table), key, answer]
+    return [dict(a) for a in answer]
+
+
+def find_unnamed(table: Table, config: Config) -> list[dict]:
+    named = set(config.qi) | set(config.identifiers) | set(config.sensitive)
+    missing = set(config.missing)
+    found = []
+    for column in table.columns:
+        if column in named:
+            continue
+        reasons = []
+        if named_like_identifier(column):
+            reasons.append("named like an identifier")
+        if table.n >= 2:
+            distinct = len({v.strip() for v in table.column(column)} - missing)
+            if distinct >= NEARLY_UNIQUE * table.n:
+                share = distinct / table.n
+                reasons.append("unique on every row" if distinct == table.n else f"{share:.0%} distinct values")
+        if reasons:
+            found.append({"column": column, "reason": " and ".join(reasons)})
+    return found
+
+
+def run_warnings(table: Table, config: Config) -> list[str]:
+    """What the run should warn about before searching (stderr and the report's `warnings`): columns that look
+    like identifiers but have no role, and more jobs than usable cores."""
+    warnings = [f"column {u['column']!r} has no role ({u['reason']}) and is released as it is; name it with "
+                "--identifier (replaced by *), --qi or --sensitive" for u in unnamed_columns(table, config)]
+    if parallel.wants_parallel(config.jobs, config.backend) and not (config.backend == "dask" and config.scheduler):
+        note = parallel.capped_jobs(config.jobs)[1]  # a remote cluster's cores are not ours to count
+        if note is not None:
+            warnings.append(note)
+    return warnings
 
 
 def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:
@@ -180,7 +255,7 @@ def search(prepared: Prepared, progress: Callable[[int, object], None] | None = 
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
     # Serial unless config asks for workers; the pool / Dask client and cluster are closed when the search ends.
     with parallel.evaluator_for(prepared.evaluator, config.jobs, config.backend, config.scheduler,
-                                config.batch_size) as evaluator:
+                                config.batch_size, connect_timeout=config.connect_timeout) as evaluator:
         return algorithm.run(prepared.problem(evaluator), limits)
 
 
@@ -230,9 +305,32 @@ def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
     return metrics, privacy
 
 
+def finite(value: object) -> object:
+    """A report value made JSON-safe: numpy scalars become Python numbers, and a float that is NaN or
+    infinite becomes None (`null`), recursively; `json.dumps(..., allow_nan=False)` then never fails."""
+    if isinstance(value, dict):
+        return {str(k): finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def formula_record(released: Table, escaped: bool = False) -> dict:
+    """The report's `formula_cells`: cells (header included) a spreadsheet could run as formulas
+    (`kgen.formulas`), the columns holding them, and whether the written file escapes them."""
+    count, columns = formula_columns(released.columns, released.rows())
+    return {"cells": count, "columns": columns, "escaped": escaped}
+
+
 def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
                  released: Table) -> dict:
-    """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows)."""
+    """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows).
+
+    Every figure is finite or null (`finite`): a NaN or infinite figure is written as null."""
     config = prepared.config
     node = evaluation.node
     keep = ~suppressed
@@ -249,7 +347,8 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
             "hierarchy": prepared.hierarchy_sources[qi.name],
             "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
         }
-    return {
+    table = prepared.table
+    return finite({
         "algorithm": result.algorithm,
         "parameters": result.params,
         "seed": config.seed,
@@ -258,6 +357,11 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
         "stopped": result.stopped,
         "models": [m.describe() for m in prepared.evaluator.models],
         "k": config.k,
+        "l": config.l,
+        "l_variant": config.l_variant if config.l is not None else None,
+        "c": config.c,
+        "t_closeness": config.t_closeness,
+        "t_distance": config.t_distance if config.t_closeness is not None else None,
         "suppression_limit": config.suppression,
         "max_suppressed_rows": prepared.evaluator.max_suppressed,
         "rows": prepared.table.n,
@@ -290,7 +394,10 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
                             for name in prepared.encoded.names},
         "attributes": attributes,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
-    }
+        "unnamed_columns": unnamed_columns(table, config),
+        "warnings": run_warnings(table, config),
+        "formula_cells": formula_record(released),
+    })
 
 
 def anonymize(data: object, config: Config, progress: Callable[[int, object], None] | None = None,

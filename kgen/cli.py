@@ -1,6 +1,9 @@
-"""The `kgen` command line: anonymize, check, demo.
+"""The `kgen` command line: anonymize, check, apply, demo.
 
-User errors end in one line on stderr and a non-zero exit (see the README's table); never a traceback.
+User errors end in one line on stderr and a non-zero exit (see docs/input-errors.md); never a traceback.
+Ctrl-C (130) and SIGTERM (143) stop a run without writing anything and without leaving temporary files or
+workers behind; running out of memory is one line (exit 5); a closed pipe (`kgen check ... | head -1`) ends
+quietly.
 """
 
 from __future__ import annotations
@@ -8,25 +11,34 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
+import os
+import re
+import signal
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from fitness.objective import OBJECTIVES
-from kgen import api
+from kgen import api, parallel
 from kgen import apply as applying
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
+from kgen.formulas import escape
 from kgen.hierarchies import find_in_dir
-from kgen.parallel import BACKENDS
+from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
-from kgen.verify import rules_from_models, verify_file, verify_release_file
+from kgen.verify import rules_from_models, verified_record, verify_file, verify_release_file
 from lattice.errors import InputError
 from lattice.search.base import SearchResult
 
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
+EXIT_OUT_OF_MEMORY = 5
 DATA = Path(__file__).parent / "data"
 DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 
@@ -37,21 +49,84 @@ class ArgumentError(InputError):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like every other user error
-        raise ArgumentError(f"{message} (see 'kgen {self.prog.split()[-1]} --help')")
+        words = self.prog.split()
+        command = f"kgen {words[-1]}" if len(words) > 1 else "kgen"
+        raise ArgumentError(f"{message} (see '{command} --help')")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, except where there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "%(default)" in text or default is None or default is False or default == argparse.SUPPRESS or default == []:
+            return text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            shown = ",".join(action.default) if isinstance(action.default, (list, tuple)) else "%(default)s"
+            return f"{text} (default: {shown})" if shown else f"{text} (default: empty)"
+        return text
+
+    def _split_lines(self, text: str, width: int) -> list[str]:  # never break inside "kgen-demo" or "-1"
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
 def columns(text: str) -> list[str]:
+    """Comma-separated column names; with action="extend" a repeated option adds to the list."""
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
 
+def tokens(text: str) -> list[str]:
+    """Comma-separated missing-value tokens: empty ones count (`--missing ,?` is "" and "?")."""
+    return text.split(",")
+
+
+# A comma starts a new COL=SPEC only when what follows looks like `NAME=`; builder specs such as
+# intervals:5,10 keep their commas.
+_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:]+=)")
+
+
+def hierarchy_items(text: str) -> list[str]:
+    return [item for item in _NEXT_HIERARCHY.split(text) if item.strip()]
+
+
 def parse_hierarchies(items: Sequence[str]) -> dict[str, str]:
-    specs = {}
+    specs: dict[str, str] = {}
     for item in items:
         column, sep, spec = item.partition("=")
         if not sep or not column.strip() or not spec.strip():
             raise ArgumentError(f"--hierarchy expects COLUMN=FILE or COLUMN=BUILDER, got {item!r}")
+        if column.strip() in specs and specs[column.strip()] != spec.strip():
+            raise ArgumentError(f"--hierarchy gives column {column.strip()!r} two hierarchies: "
+                                f"{specs[column.strip()]!r} and {spec.strip()!r}")
         specs[column.strip()] = spec.strip()
     return specs
+
+
+SEPARATOR_NAMES = {",": ",", "comma": ",", ";": ";", "semicolon": ";", "tab": "\t", "\\t": "\t", "\t": "\t",
+                   "|": "|", "pipe": "|"}
+
+
+def separator(text: str) -> str:
+    """A field separator by character or name: `,` `;` `|` tab (`tab`, `\\t` or a real tab)."""
+    try:
+        return SEPARATOR_NAMES[text.strip().lower() if text.strip() else text]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"separator must be one of: , ; | tab; got {text!r}") from None
+
+
+def finite_number(kind: type, name: str, low: float | None = None, above: bool = False) -> Callable[[str], object]:
+    """A number option that must be finite (and >= low, or > low when `above`); else a usage error."""
+    parse_number = number(kind, name)
+
+    def parse(text: str) -> object:
+        value = parse_number(text)
+        if not math.isfinite(value) or low is not None and (value <= low if above else value < low):
+            bound = "" if low is None else f" {'>' if above else '>='} {low:g}"
+            noun = "whole number" if kind is int else "finite number"
+            raise argparse.ArgumentTypeError(f"{name} must be a {noun}{bound}, got {text!r}")
+        return value
+    return parse
 
 
 def number(kind: type, name: str):
@@ -65,22 +140,25 @@ def number(kind: type, name: str):
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--qi", required=True, type=columns, help="quasi-identifiers, comma-separated, in order")
+    parser.add_argument("--qi", required=True, type=columns, action="extend",
+                        help="quasi-identifiers, in order: comma-separated and/or repeated (--qi a,b --qi c)")
     parser.add_argument("--k", required=True, type=number(int, "k"), help="k of k-anonymity")
     parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
+    parser.add_argument("--separator", type=separator,
+                        help="field separator of the input: , ; | or tab (default: detected from the file)")
 
 
 def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
     """l-diversity and t-closeness on the --sensitive columns."""
     parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
     parser.add_argument("--l-variant", choices=["distinct", "entropy", "recursive"], default="distinct",
-                        help="distinct (default), entropy, or recursive (c, l)-diversity (needs --c)")
+                        help="distinct, entropy, or recursive (c, l)-diversity (needs --c)")
     parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
     parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
                         help="t of t-closeness on every sensitive column (EMD to the whole table)")
     parser.add_argument("--t-distance", choices=["equal", "ordered"], default="equal",
-                        help="equal (categories, default) or ordered (numbers, else label order)")
+                        help="equal (categories) or ordered (numbers, else label order)")
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,70 +176,115 @@ def search_options(args: argparse.Namespace) -> dict[str, object]:
             if (value := getattr(args, key, None)) is not None}
 
 
+def version() -> str:
+    """The installed distribution's version, else the package's own (a source checkout)."""
+    try:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as installed
+
+        return installed("kgen")
+    except (ImportError, PackageNotFoundError):
+        from kgen import __version__
+
+        return __version__
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What anonymize, apply and demo share about the written release."""
+    parser.add_argument("--escape-formulas", action="store_true",
+                        help="prefix cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with ' "
+                             "(OWASP); without it such cells are kept exact and a warning is printed")
+    parser.add_argument("--strict", action="store_true",
+                        help="treat warnings (an unnamed column that looks like an identifier, formula cells, "
+                             "more jobs than cores) as errors (exit 2)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).")
+    parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).",
+                    formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"kgen {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    anon = commands.add_parser("anonymize", help="anonymize a CSV file")
-    anon.add_argument("input")
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
+
+    anon = command("anonymize", "anonymize a CSV file")
+    anon.add_argument("input", help="the CSV file to anonymize")
     add_model_arguments(anon)
-    anon.add_argument("--identifier", type=columns, default=[], help="identifier columns (replaced by *)")
-    anon.add_argument("--sensitive", type=columns, default=[], help="sensitive columns (kept)")
+    anon.add_argument("--identifier", type=columns, action="extend", default=[],
+                      help="identifier columns (replaced by *): comma-separated and/or repeated")
+    anon.add_argument("--sensitive", type=columns, action="extend", default=[],
+                      help="sensitive columns (kept): comma-separated and/or repeated")
     add_sensitive_arguments(anon)
     anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
-                      help="the information loss to minimize (default log; see docs/metrics.md)")
-    anon.add_argument("--hierarchy", action="append", default=[], metavar="COL=SPEC",
-                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat")
+                      help="the information loss to minimize (see docs/metrics.md)")
+    anon.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
+                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
+                           "repeated and/or comma-separated (age=decimal,zip=mask)")
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
-    anon.add_argument("--missing", type=lambda s: s.split(","), default=list(DEFAULT_MISSING),
-                      help="missing-value tokens, comma-separated (default: empty, ?, NA)")
-    anon.add_argument("--algorithm", default=Config.algorithm,
-                      help="kgen (default), ola, exhaustive, bestfirst or random")
+    anon.add_argument("--missing", type=tokens, action="extend",
+                      help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    anon.add_argument("--algorithm", default=Config.algorithm, help="kgen, ola, exhaustive, bestfirst or random")
     add_search_arguments(anon)
-    anon.add_argument("--max-evaluations", type=number(int, "max-evaluations"))
-    anon.add_argument("--time-limit", type=number(float, "time-limit"), help="seconds")
-    anon.add_argument("--seed", type=number(int, "seed"), default=0)
-    anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast")
+    anon.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
+                      help="stop after this many distinct evaluations (>= 1; default: no limit)")
+    anon.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
+                      help="stop after this many seconds (> 0; default: no limit)")
+    anon.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
+    anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast", help="class-counting kernel")
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
     anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
-                      help="parallel workers evaluating nodes (default 1: serial; -1: every core)")
+                      help="parallel workers evaluating nodes (1: serial; -1: every usable core; capped at the "
+                           "usable cores)")
     anon.add_argument("--backend", choices=list(BACKENDS), default="loky",
                       help="loky (local processes), threading, or dask (a Dask cluster)")
     anon.add_argument("--scheduler", metavar="ADDRESS",
                       help="a running Dask scheduler, e.g. tcp://host:8786 (with --backend dask; without it, "
                            "dask starts a local cluster of --jobs workers)")
+    anon.add_argument("--connect-timeout", type=finite_number(float, "connect-timeout", 0, above=True),
+                      default=CONNECT_TIMEOUT, metavar="SECONDS",
+                      help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")
     anon.add_argument("--batch-size", type=number(int, "batch-size"),
                       help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
-    anon.add_argument("--quiet", action="store_true")
+    add_output_arguments(anon)
+    anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
-    check = commands.add_parser("check", help="verify that a released CSV satisfies the privacy model")
-    check.add_argument("input")
+    check = command("check", "verify that a released CSV satisfies the privacy model")
+    check.add_argument("input", help="the released CSV file")
     add_model_arguments(check)
     check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
-    check.add_argument("--sensitive", type=columns, default=[], help="sensitive columns to check l / t on")
+    check.add_argument("--sensitive", type=columns, action="extend", default=[],
+                       help="sensitive columns to check l / t on: comma-separated and/or repeated")
     add_sensitive_arguments(check)
 
-    apply = commands.add_parser("apply", help="apply the node of a saved report to new data")
-    apply.add_argument("input")
+    apply = command("apply", "apply the node of a saved report to new data")
+    apply.add_argument("input", help="the new CSV file")
     apply.add_argument("--report", required=True, help="the JSON report of an earlier kgen anonymize")
     apply.add_argument("--output", required=True, help="anonymized CSV")
     apply.add_argument("--apply-report", help="JSON report of this run (default: OUTPUT with .json)")
-    apply.add_argument("--hierarchy", action="append", default=[], metavar="COL=SPEC",
-                       help="override a QI's hierarchy saved in the report")
+    apply.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
+                       help="override a QI's hierarchy saved in the report (repeated and/or comma-separated)")
     apply.add_argument("--suppression", type=number(float, "suppression"),
                        help="suppression limit (default: the report's)")
+    apply.add_argument("--separator", type=separator,
+                       help="field separator of the input: , ; | or tab (default: detected from the file)")
+    apply.add_argument("--allow-k1", action="store_true",
+                       help="apply a report whose k is 1 (it protects no one; refused without this)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
-    apply.add_argument("--quiet", action="store_true")
+    add_output_arguments(apply)
+    apply.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
-    demo = commands.add_parser("demo", help="anonymize the embedded Adult dataset and summarize")
-    demo.add_argument("--k", type=number(int, "k"), default=5)
-    demo.add_argument("--suppression", type=number(float, "suppression"), default=0.01)
-    demo.add_argument("--algorithm", default=Config.algorithm)
-    demo.add_argument("--seed", type=number(int, "seed"), default=0)
-    demo.add_argument("--output-dir", default="kgen-demo")
+    demo = command("demo", "anonymize the embedded Adult dataset and summarize")
+    demo.add_argument("--k", type=number(int, "k"), default=5, help="k of k-anonymity")
+    demo.add_argument("--suppression", type=number(float, "suppression"), default=0.01,
+                      help="fraction of rows that may be suppressed")
+    demo.add_argument("--algorithm", default=Config.algorithm, help="kgen, ola, exhaustive, bestfirst or random")
+    demo.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
+    demo.add_argument("--output-dir", default="kgen-demo", help="folder for the release and its report")
+    add_output_arguments(demo)
     return parser
 
 
@@ -172,14 +295,65 @@ def default_output(input_path: str) -> Path:
     return path.with_name(f"{path.stem}_anonymized.csv")
 
 
-def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str], config: Config) -> None:
+def warn(message: str) -> None:
+    print(f"kgen: warning: {message}", file=sys.stderr)
+
+
+def report_json(report: dict) -> str:
+    """The report as JSON: every non-finite figure is null (api.finite), and NaN / Infinity can never be
+    written (allow_nan=False raises instead of writing invalid JSON)."""
+    return json.dumps(api.finite(report), indent=2, allow_nan=False) + "\n"
+
+
+def release_text(table: Table, report: dict, escape_formulas: bool, strict: bool) -> str:
+    """The release as CSV text, with formula cells escaped when asked; warns (or, with --strict, refuses)
+    when it holds cells that a spreadsheet would run as formulas and they are kept exact."""
+    cells = report.get("formula_cells") or api.formula_record(table)
+    if cells["cells"] and not escape_formulas:
+        message = (f"the release holds {cells['cells']} cells that a spreadsheet would run as formulas (they start "
+                   f"with =, +, -, @, tab or CR) in columns {', '.join(map(repr, cells['columns']))}; they are "
+                   "written exactly: give --escape-formulas to prefix them with '")
+        if strict:
+            raise InputError(f"{message} (--strict makes this an error)")
+        warn(message)
+        report.setdefault("warnings", []).append(message)
+    report["formula_cells"] = dict(cells, escaped=bool(escape_formulas and cells["cells"]))
+    header, rows = list(table.columns), table.rows()
+    if escape_formulas:
+        header = [escape(c) for c in header]
+        rows = [[escape(v) for v in row] for row in rows]
+    return format_csv(header, rows, table.separator)
+
+
+def publish(output: Path, report_path: Path, csv_text: str, report: dict, protected: Sequence[str],
+            check: Callable[[Path], object], escaped: bool) -> None:
+    """Write the release and its report as a pair (write_atomic_many: both or neither). The report's
+    `verified` is filled in by the check callback, after the independent check of the written temporary
+    release has passed, and the report's temporary file is rewritten with it before the pair is renamed into
+    place: a published report never claims a check that did not run."""
+    report["verified"] = {"checker": "kgen.check, on the written file", "passed": None}  # never published so
+
+    def check_pair(paths: list[Path]) -> None:
+        result = check(paths[0])
+        report["verified"] = verified_record(result, escaped)
+        with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
+            handle.write(report_json(report))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    write_atomic_many([(output, csv_text), (report_path, report_json(report))], protected=protected,
+                      check=check_pair)
+
+
+def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str], config: Config,
+                  escape_formulas: bool = False) -> None:
     """Both files or neither: each is written to a temporary file first, the written release is checked by
     the independent checker (`kgen.verify`), and only then are both renamed into place."""
     table = result.release
-    result.report["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs,
-                      check=lambda paths: verify_release_file(paths[0], config))
+    text = release_text(table, result.report, escape_formulas, config.strict)
+    escaped = result.report["formula_cells"]["escaped"]
+    publish(output, report, text, result.report, inputs,
+            lambda path: verify_release_file(path, config, escaped, table.separator), escaped)
 
 
 def protected_inputs(args: argparse.Namespace) -> list[str]:
@@ -190,6 +364,18 @@ def protected_inputs(args: argparse.Namespace) -> list[str]:
     return files
 
 
+# What the run is working on, for the out-of-memory message (main): the input and, once read, its size.
+WORKING_ON: dict[str, object] = {}
+
+
+def read_input(path: str, sep: str | None, qis: int) -> Table:
+    WORKING_ON.clear()
+    WORKING_ON["file"] = path
+    table = read_csv(path, sep) if sep else read_csv(path)
+    WORKING_ON.update(rows=table.n, qis=qis)
+    return table
+
+
 def run_anonymize(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else default_output(args.input)
     report = Path(args.report) if args.report else output.with_suffix(".json")
@@ -197,20 +383,28 @@ def run_anonymize(args: argparse.Namespace) -> int:
     if same_file(output, report):
         raise InputError("is given for both the output and the report: give different --output and --report",
                          file=str(output))
-    for target in (output, report):  # refuse before the search, not after it
-        check_target(target, protected)
     config = Config(
         qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
         sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,
-        missing=tuple(args.missing), algorithm=args.algorithm, options=search_options(args), seed=args.seed,
+        missing=tuple(DEFAULT_MISSING if args.missing is None else args.missing), algorithm=args.algorithm,
+        options=search_options(args), seed=args.seed,
         max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
         prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
+        connect_timeout=args.connect_timeout, strict=args.strict,
     )
-    result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
-    write_outputs(result, output, report, protected, config)
+    config.check()  # option errors before touching any file
+    for target in (output, report):  # refuse before the search, not after it
+        check_target(target, protected)
+    if config.backend == "dask" and config.scheduler is not None:  # an unreachable cluster fails in seconds,
+        parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
+                                  config.connect_timeout)
+        parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
+    table = read_input(args.input, args.separator, len(config.qi))
+    result = anonymize_with_progress(table, config, quiet=args.quiet)
+    write_outputs(result, output, report, protected, config, args.escape_formulas)
     if not args.quiet:
         print(summary(result, output, report))
     return 0
@@ -225,8 +419,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
-    """Prepare, search with a progress bar, and release. Raises Interrupted when Ctrl-C stopped the search."""
-    prepared = api.prepare(table, config)
+    """Prepare, warn (api.run_warnings: stderr, before the search), search with a progress bar, and release.
+    Raises Interrupted when Ctrl-C stopped the search."""
+    prepared = api.prepare(table, config)  # validates: under --strict a warning is an error here
+    for message in api.run_warnings(table, config):
+        warn(message)
     total = config.max_evaluations or prepared.box.size
     bar = ProgressBar(total, enabled_stream(quiet))
     try:
@@ -302,7 +499,7 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    table = read_csv(args.input)
+    table = read_input(args.input, args.separator, len(args.qi))
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
     status = "PASS" if result.passed else "FAIL"
@@ -332,29 +529,35 @@ def run_apply(args: argparse.Namespace) -> int:
     if same_file(output, report):
         raise InputError("is given for both the output and the apply report: give a different --apply-report",
                          file=str(output))
+    saved = applying.load_report(args.report)
+    applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     for target in (output, report):
         check_target(target, protected)
-    applied = applying.apply(read_csv(args.input), args.report, overrides=overrides,
-                             suppression=args.suppression, drop_suppressed=args.drop_suppressed)
+    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
+    applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
+                             drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
+                             source=args.report)
     table, r = applied.release, applied.report
+    for message in r.get("warnings", []):
+        warn(message)
+    if not applied.holds:  # nothing is written: a release beyond the limit is not a release of this model
+        print(f"kgen: error: {args.input}: the privacy model of {args.report} does not hold within the suppression "
+              f"limit: {r['suppressed']} rows are in classes that break it, {r['max_suppressed_rows']} may be "
+              "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
+        return EXIT_NO_SOLUTION
     k, rules = rules_from_models(r["models"], args.drop_suppressed)
-    # beyond the limit (exit 3 below) the output is still safe: every released class must hold the model
-    limit = r["suppression_limit"] if applied.holds else 1.0
-    r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(r, indent=2) + "\n")], protected=protected,
-                      check=lambda paths: verify_file(paths[0], list(r["quasi_identifiers"]), k, limit, rules))
+    text = release_text(table, r, args.escape_formulas, args.strict)
+    escaped = r["formula_cells"]["escaped"]
+    qis = list(r["quasi_identifiers"])
+    publish(output, report, text, r, protected,
+            lambda path: verify_file(path, qis, k, r["suppression_limit"], rules, escaped, table.separator),
+            escaped)
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
               f"smallest {r['smallest_class']}")
         print("\n".join(metric_lines(r)))
         print(f"  wrote {output} and {report}")
-    if not applied.holds:
-        print(f"kgen: error: the privacy model does not hold within the suppression limit on {args.input}: "
-              f"{r['suppressed']} rows break it, {r['max_suppressed_rows']} may be suppressed (the output "
-              "suppresses all of them)", file=sys.stderr)
-        return EXIT_NO_SOLUTION
     return 0
 
 
@@ -366,38 +569,143 @@ def run_demo(args: argparse.Namespace) -> int:
         raise InputError(f"cannot create the output folder: {error.strerror or error}", file=str(folder)) from None
     source = DATA / "adult.csv"
     config = Config(qi=DEMO_QIS, k=args.k, suppression=args.suppression, hierarchy_dir=str(DATA),
-                    algorithm=args.algorithm, seed=args.seed)
+                    algorithm=args.algorithm, seed=args.seed, strict=args.strict)
     print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
-    result = anonymize_with_progress(read_csv(source), config)
+    result = anonymize_with_progress(read_input(str(source), None, len(DEMO_QIS)), config)
     output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"
-    write_outputs(result, output, report, [str(source)], config)
+    write_outputs(result, output, report, [str(source)], config, args.escape_formulas)
     print(summary(result, output, report))
-    verified = check_k_anonymity(read_csv(output), DEMO_QIS, args.k, args.suppression)
-    print(f"  independent check of {output}: {'PASS' if verified.passed else 'FAIL'} "
-          f"(smallest class {verified.smallest_class}, {verified.suppressed_rows} suppressed rows)")
-    return 0 if verified.passed else 1
+    verified = result.report["verified"]
+    print(f"  independent check of {output}: {'PASS' if verified['passed'] else 'FAIL'} "
+          f"(smallest class {verified['smallest_class']}, {verified['suppressed_rows']} suppressed rows)")
+    return 0 if verified["passed"] else 1
 
 
 COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply}
 EXIT_NO_SOLUTION = 3
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C so that the same clean-up runs (temporary files removed,
+    workers stopped, nothing written); main() then exits 143 with one line."""
+
+
+TERM_RECEIVED = [False]  # set by the handler: a search stops on it as on Ctrl-C, and main() tells them apart
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: a second must not interrupt the clean-up
+    TERM_RECEIVED[0] = True
+    raise Terminated()
+
+
+class QuietPipe(io.TextIOBase):
+    """stdout that, once the reader has gone (`kgen check ... | head -1`), points fd 1 at /dev/null and
+    drops the rest: no BrokenPipeError traceback, and the command still ends with its own exit status."""
+
+    def __init__(self, stream: io.TextIOBase) -> None:
+        self.stream, self.closed_pipe = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.closed_pipe:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self.gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_pipe:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self.gone()
+
+    def gone(self) -> None:
+        self.closed_pipe = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # not a real file descriptor (a test's capture): dropping the text is enough
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+def out_of_memory_message() -> str:
+    where = WORKING_ON.get("file")
+    if "rows" in WORKING_ON:
+        size = f"a table of {WORKING_ON['rows']:,} rows x {WORKING_ON['qis']} quasi-identifiers ({where})"
+    elif where is not None:
+        try:
+            size = f"reading {where} ({os.path.getsize(str(where)) / 1e6:,.1f} MB)"
+        except OSError:
+            size = f"reading {where}"
+    else:
+        size = "this run"
+    return (f"kgen: error: out of memory on {size}; what would help: fewer quasi-identifiers or rows (anonymize a "
+            "sample, or split the file), --jobs 1 (each worker holds the table), --max-evaluations or "
+            "--time-limit, or a machine with more memory")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = QuietPipe(stdout)
+    TERM_RECEIVED[0] = False
+    previous = signal.getsignal(signal.SIGTERM)
+    handler_set = False
     try:
-        args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        signal.signal(signal.SIGTERM, on_sigterm)
+        handler_set = True
+    except ValueError:  # not the main thread: SIGTERM keeps its disposition
+        pass
+    try:
+        return run_command(argv)
+    finally:
+        if handler_set:
+            signal.signal(signal.SIGTERM, previous)
+        sys.stdout = stdout
+
+
+def run_command(argv: Sequence[str] | None) -> int:
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+            return COMMANDS[args.command](args)
+        except Interrupted as stop:
+            if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
+                raise Terminated() from None
+            try:
+                print(interrupted_summary(stop), file=sys.stderr)
+            except KeyboardInterrupt:  # a second Ctrl-C while summarizing
+                print("kgen: interrupted; no output was written", file=sys.stderr)
+            return EXIT_INTERRUPTED
     except InputError as error:
         print(f"kgen: error: {error}", file=sys.stderr)
         return error.exit_code
-    except Interrupted as stop:
-        try:
-            print(interrupted_summary(stop), file=sys.stderr)
-        except KeyboardInterrupt:  # a second Ctrl-C while summarizing
-            print("kgen: interrupted; no output was written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except Terminated:
+        stop_local_workers()
+        print("kgen: terminated (SIGTERM); no output was written", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
+        stop_local_workers()
         print("kgen: interrupted; no output was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError:  # numpy's _ArrayMemoryError included
+        print(out_of_memory_message(), file=sys.stderr)
+        return EXIT_OUT_OF_MEMORY
+    except BrokenProcessPool:  # loky's TerminatedWorkerError: the system killed a worker, nearly always for memory
+        stop_local_workers()
+        print(out_of_memory_message().replace("out of memory on", "a parallel worker was killed (out of memory?) "
+                                              "on", 1), file=sys.stderr)
+        return EXIT_OUT_OF_MEMORY
+    finally:
+        WORKING_ON.clear()
 
 
 if __name__ == "__main__":

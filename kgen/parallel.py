@@ -22,9 +22,11 @@ How the work is shipped:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -42,6 +44,7 @@ import joblib
 from joblib.externals.loky import get_reusable_executor
 
 from fitness.evaluator import Evaluation, NodeEvaluator
+from kgen import config
 from lattice.errors import InputError
 from lattice.node import Node
 
@@ -49,11 +52,84 @@ BACKENDS = ("loky", "threading", "dask")
 LOKY_IDLE_TIMEOUT = 300  # seconds before joblib's idle loky workers exit (joblib's own default)
 TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
 DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
-CONNECT_TIMEOUT = "10s"  # to reach a Dask scheduler
+CONNECT_TIMEOUT = config.CONNECT_TIMEOUT  # seconds to reach a Dask scheduler and hear its answer
+WORKERS_TIMEOUT = 30.0  # seconds to wait for a reached scheduler to have a worker
+SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+_HOST = re.compile(r"[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+")
+
+
+class ClusterError(InputError):
+    """The Dask scheduler could not be reached, did not answer, had no workers, or was lost (exit 6)."""
+
+    exit_code = 6
+
+
+def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity and its cgroup's CPU quota (cpu.max, or v1's
+    cfs_quota_us), as joblib's (loky's) `cpu_count` computes them; at least 1."""
+    return max(1, int(joblib.cpu_count()))
+
+
+def capped_jobs(jobs: int) -> tuple[int, str | None]:
+    """`jobs` limited to the usable cores (-1: all of them), and the warning when it was lowered."""
+    cores = usable_cores()
+    if jobs == -1:
+        return cores, None
+    if jobs > cores:
+        return cores, (f"--jobs {jobs} is more than the {cores} cores this process may use (CPU affinity and "
+                       f"cgroup quota); using {cores}")
+    return jobs, None
+
+
+def check_address(address: object) -> str:
+    """A Dask scheduler address as `[scheme://]host:port`; InputError (exit 2) for a malformed one."""
+    if not isinstance(address, str) or not address.strip():
+        raise InputError(f"the scheduler address must be text like tcp://host:8786, got {address!r}")
+    scheme, sep, location = address.strip().partition("://")
+    if not sep:
+        scheme, location = "tcp", address.strip()
+    if scheme not in SCHEMES:
+        raise InputError(f"the scheduler address {address!r} has an unknown protocol {scheme!r}; use one of: "
+                         f"{', '.join(s + '://' for s in SCHEMES)}")
+    if scheme == "inproc":
+        return address
+    host, colon, port = location.rpartition(":")
+    if not colon or not host or not _HOST.fullmatch(host) or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError(f"the scheduler address {address!r} is not of the form tcp://host:port (a host name or "
+                         "IP address and a port from 1 to 65535)")
+    return address
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Connect to the scheduler and ask for its identity within `timeout` seconds; ClusterError if it cannot be
+    reached or does not answer (a `distributed.Client` can wait forever on a socket that accepts and stays
+    silent)."""
+    from distributed.comm import connect
+
+    async def identity() -> object:
+        comm = await connect(address, timeout=0.9 * timeout)  # its own reason (refused ...) before ours
+        try:
+            await comm.write({"op": "identity"})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:  # in a thread of its own: asyncio.run cannot run inside a caller's event loop (e.g. Jupyter)
+        with ThreadPoolExecutor(1, thread_name_prefix="kgen-probe") as probe:
+            answer = probe.submit(asyncio.run, asyncio.wait_for(identity(), timeout)).result()
+    except (OSError, TimeoutError, asyncio.TimeoutError) as error:
+        reason = str(error).strip() or "no answer"
+        raise ClusterError(f"cannot connect to the Dask scheduler at {address} within {timeout:g} s ({reason}); "
+                           "check the address and that the scheduler runs, or raise --connect-timeout") from None
+    except Exception as error:  # noqa: BLE001 - anything distributed raises for a bad peer
+        raise ClusterError(f"the Dask scheduler at {address} did not answer as a scheduler: "
+                           f"{type(error).__name__}: {error}"[:300]) from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise ClusterError(f"{address} answered, but not as a Dask scheduler")
 
 
 def validate_options(jobs: int, backend: str, scheduler: str | None = None, batch_size: int | None = None,
-                     ) -> None:
+                     connect_timeout: float = CONNECT_TIMEOUT) -> None:
     """Raise an InputError for parallel options that cannot work."""
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
@@ -62,6 +138,11 @@ def validate_options(jobs: int, backend: str, scheduler: str | None = None, batc
     if scheduler is not None and backend != "dask":
         raise InputError(f"a scheduler address ({scheduler}) is only used with the dask backend "
                          "(--backend dask)")
+    if scheduler is not None:
+        check_address(scheduler)
+    if (isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float))
+            or not math.isfinite(connect_timeout) or connect_timeout <= 0):
+        raise InputError(f"the connect timeout must be a finite number of seconds > 0, got {connect_timeout!r}")
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise InputError(f"batch size must be a whole number >= 1, got {batch_size!r}")
     if backend == "dask":
@@ -78,7 +159,17 @@ def wants_parallel(jobs: int, backend: str) -> bool:
 
 
 def resolve_jobs(jobs: int) -> int:
-    return (os.cpu_count() or 1) if jobs == -1 else jobs
+    """-1 means every usable core; other values are taken as given (`evaluator_for` caps them)."""
+    return usable_cores() if jobs == -1 else jobs
+
+
+def stop_local_workers() -> None:
+    """Kill joblib's reusable loky workers now (after Ctrl-C or SIGTERM: they would otherwise outlive us
+    until their idle timeout, holding a copy of the table)."""
+    try:
+        get_reusable_executor().shutdown(wait=False, kill_workers=True)
+    except Exception:  # noqa: BLE001 - best effort while stopping
+        pass
 
 
 def fresh_copy(evaluator: NodeEvaluator) -> NodeEvaluator:
@@ -192,8 +283,10 @@ class ParallelEvaluator:
     """
 
     def __init__(self, evaluator: NodeEvaluator, jobs: int = 2, backend: str = "loky",
-                 scheduler: str | None = None, batch_size: int | None = None, min_parallel: int = 2) -> None:
-        validate_options(jobs, backend, scheduler, batch_size)
+                 scheduler: str | None = None, batch_size: int | None = None, min_parallel: int = 2,
+                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        validate_options(jobs, backend, scheduler, batch_size, connect_timeout)
+        self.connect_timeout = float(connect_timeout)
         self.evaluator = evaluator
         self.backend = backend
         self.scheduler = scheduler
@@ -247,15 +340,16 @@ class ParallelEvaluator:
                                          host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
             self._client = Client(self._cluster, set_as_default=False)
         else:
+            probe_scheduler(self.scheduler, self.connect_timeout)
             try:
-                self._client = Client(self.scheduler, set_as_default=False, timeout=CONNECT_TIMEOUT)
+                self._client = Client(self.scheduler, set_as_default=False, timeout=f"{self.connect_timeout}s")
             except (OSError, TimeoutError) as error:
-                raise InputError(f"cannot connect to the Dask scheduler at {self.scheduler}: {error}") from None
+                raise ClusterError(f"cannot connect to the Dask scheduler at {self.scheduler}: {error}") from None
             try:
-                self._client.wait_for_workers(1, timeout=30)
+                self._client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
             except (OSError, TimeoutError):
-                raise InputError(f"the Dask scheduler at {self.scheduler} has no workers (waited 30 s); start "
-                                 f"some with: dask worker {self.scheduler}") from None
+                raise ClusterError(f"the Dask scheduler at {self.scheduler} has no workers (waited "
+                                   f"{WORKERS_TIMEOUT:g} s); start some with: dask worker {self.scheduler}") from None
         self.workers = max(1, sum(self._client.nthreads().values()))
         self._payload = InstalledTable(uuid.uuid4().hex)
         self._plugin = f"kgen-table-{self._payload.token}"
@@ -299,8 +393,10 @@ class ParallelEvaluator:
     def __enter__(self) -> ParallelEvaluator:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.close()
+        if kind is not None and issubclass(kind, KeyboardInterrupt) and self.backend == "loky":
+            stop_local_workers()  # Ctrl-C / SIGTERM: the reusable workers must not outlive the run
 
     # -- the Evaluator protocol --------------------------------------------------------------------------
 
@@ -331,7 +427,11 @@ class ParallelEvaluator:
             raise RuntimeError("ParallelEvaluator used after close()")
         chunks = chunked(nodes, self.workers, self.batch_size)
         if self.backend == "dask":
-            outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
+            try:
+                outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
+            except (OSError, TimeoutError) as error:  # CommClosedError is an OSError
+                raise ClusterError(f"lost the Dask cluster{' at ' + self.scheduler if self.scheduler else ''}: "
+                                   f"{type(error).__name__}: {error}"[:300]) from None
             self.stats["tasks"] += len(chunks)
             self.stats["remote_nodes"] += len(nodes)
             return [e for output in outputs for e in output]
@@ -402,13 +502,16 @@ class ParallelEvaluator:
 
 @contextmanager
 def evaluator_for(evaluator: NodeEvaluator, jobs: int = 1, backend: str = "loky", scheduler: str | None = None,
-                  batch_size: int | None = None, min_parallel: int = 2,
+                  batch_size: int | None = None, min_parallel: int = 2, connect_timeout: float = CONNECT_TIMEOUT,
                   ) -> Iterator[NodeEvaluator | ParallelEvaluator]:
     """The evaluator to search with: `evaluator` itself when serial (jobs 1 on a local backend), else a
-    ParallelEvaluator around it, closed when the block ends."""
-    validate_options(jobs, backend, scheduler, batch_size)
+    ParallelEvaluator around it, closed when the block ends. `jobs` is capped at the usable cores
+    (`capped_jobs`; the CLI and the report say so)."""
+    validate_options(jobs, backend, scheduler, batch_size, connect_timeout)
+    jobs = capped_jobs(jobs)[0]
     if not wants_parallel(jobs, backend):
         yield evaluator
         return
-    with ParallelEvaluator(evaluator, jobs, backend, scheduler, batch_size, min_parallel) as parallel:
+    with ParallelEvaluator(evaluator, jobs, backend, scheduler, batch_size, min_parallel,
+                           connect_timeout) as parallel:
         yield parallel

@@ -62,7 +62,7 @@ def test_anonymize_quiet_prints_nothing_and_honours_output_and_report_paths(caps
     output, report = tmp_path / "sub" / "o.csv", tmp_path / "r.json"
     output.parent.mkdir()
     code, out, err = run(capsys, "anonymize", str(table), "--qi", "age", "--k", "2", "--output", str(output),
-                         "--report", str(report), "--quiet", "--algorithm", "exhaustive")
+                         "--report", str(report), "--quiet", "--algorithm", "exhaustive", "--identifier", "name")
     assert (code, out, err) == (0, "", "")
     assert read_csv(output).n == 5 and json.loads(report.read_text())["node"] == {"age": 1}
 
