@@ -17,6 +17,7 @@ from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_div
 from fitness.objective import Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
+from kgen import risk as risking
 from kgen.algorithms import make_search
 from kgen.config import Config
 from kgen.table import Table, as_table
@@ -290,6 +291,7 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
                             for name in prepared.encoded.names},
         "attributes": attributes,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
+        "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
     }
 
 

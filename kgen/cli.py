@@ -15,6 +15,7 @@ from pathlib import Path
 from fitness.objective import OBJECTIVES
 from kgen import api
 from kgen import apply as applying
+from kgen import risk as risking
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
@@ -133,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "dask starts a local cluster of --jobs workers)")
     anon.add_argument("--batch-size", type=number(int, "batch-size"),
                       help="nodes per parallel task (default: about two tasks per worker per population)")
+    anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
+                      help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--quiet", action="store_true")
@@ -155,6 +158,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="suppression limit (default: the report's)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     apply.add_argument("--quiet", action="store_true")
+
+    risk = commands.add_parser("risk", help="re-identification risk of any table (anonymized or not) on its QIs")
+    risk.add_argument("input")
+    risk.add_argument("--qi", type=columns, help="quasi-identifiers, comma-separated (default: --report's)")
+    risk.add_argument("--risk-threshold", type=number(float, "risk-threshold"), default=risking.DEFAULT_THRESHOLD,
+                      help="a record is at risk above this prosecutor risk 1/|class| (default 0.2)")
+    risk.add_argument("--population", help="population CSV with the same QIs (generalized like INPUT, or raw "
+                                           "with --report): journalist risk and exact population uniqueness")
+    risk.add_argument("--report", help="INPUT's kgen report: its QIs, and its node generalizes --population")
+    risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
+                      help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
+    risk.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     demo = commands.add_parser("demo", help="anonymize the embedded Adult dataset and summarize")
     demo.add_argument("--k", type=number(int, "k"), default=5)
@@ -209,6 +224,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
     )
+    config = risking.config_with_max_risk(config, args.max_risk)
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config)
     if not args.quiet:
@@ -378,7 +394,16 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0 if verified.passed else 1
 
 
-COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply}
+def run_risk(args: argparse.Namespace) -> int:
+    """`kgen risk`: the risk figures of docs/risk.md for any table."""
+    figures = risking.run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
+                                  args.sampling_fraction)
+    print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))
+    return 0
+
+
+COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply,
+            "risk": run_risk}
 EXIT_NO_SOLUTION = 3
 
 
