@@ -16,7 +16,7 @@ from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
 from fitness.objective import Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
-from kgen import parallel
+from kgen import parallel, provenance
 from kgen import risk as risking
 from kgen.algorithms import make_search
 from kgen.config import Config
@@ -291,6 +291,7 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
                             for name in prepared.encoded.names},
         "attributes": attributes,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
+        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
         "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
     }
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fitness.objective import OBJECTIVES
-from kgen import api
+from kgen import api, provenance
 from kgen import apply as applying
 from kgen import risk as risking
 from kgen.check import SensitiveRule, check_k_anonymity
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_arguments(check)
     check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
     check.add_argument("--sensitive", type=columns, default=[], help="sensitive columns to check l / t on")
+    check.add_argument("--report", help="the release's kgen report: INPUT must match its SHA-256 (exit 1 if not)")
     add_sensitive_arguments(check)
 
     apply = commands.add_parser("apply", help="apply the node of a saved report to new data")
@@ -157,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--suppression", type=number(float, "suppression"),
                        help="suppression limit (default: the report's)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    apply.add_argument("--verify-release", metavar="FILE",
+                       help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")
     apply.add_argument("--quiet", action="store_true")
 
     risk = commands.add_parser("risk", help="re-identification risk of any table (anonymized or not) on its QIs")
@@ -192,9 +195,11 @@ def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequen
     the independent checker (`kgen.verify`), and only then are both renamed into place."""
     table = result.release
     result.report["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs,
-                      check=lambda paths: verify_release_file(paths[0], config))
+    text = format_csv(table.columns, table.rows(), table.separator)
+    digest = provenance.attach_release(result.report, output, text)
+    write_atomic_many([(output, text), (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs,
+                      check=lambda paths: (provenance.check_written(paths[0], digest),
+                                           verify_release_file(paths[0], config)))
 
 
 def protected_inputs(args: argparse.Namespace) -> list[str]:
@@ -318,6 +323,8 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.report:
+        print("\n".join(provenance.verify_against_report(provenance.read_report(args.report), args.input)))
     table = read_csv(args.input)
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
@@ -350,6 +357,10 @@ def run_apply(args: argparse.Namespace) -> int:
                          file=str(output))
     for target in (output, report):
         check_target(target, protected)
+    if args.verify_release:
+        verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release)
+        if not args.quiet:
+            print("\n".join(verified))
     applied = applying.apply(read_csv(args.input), args.report, overrides=overrides,
                              suppression=args.suppression, drop_suppressed=args.drop_suppressed)
     table, r = applied.release, applied.report
@@ -357,9 +368,12 @@ def run_apply(args: argparse.Namespace) -> int:
     # beyond the limit (exit 3 below) the output is still safe: every released class must hold the model
     limit = r["suppression_limit"] if applied.holds else 1.0
     r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
-                       (report, json.dumps(r, indent=2) + "\n")], protected=protected,
-                      check=lambda paths: verify_file(paths[0], list(r["quasi_identifiers"]), k, limit, rules))
+    r["provenance"] = provenance.for_apply(args.input, args.report, provenance.read_report(args.report))
+    text = format_csv(table.columns, table.rows(), table.separator)
+    digest = provenance.attach_release(r, output, text)
+    write_atomic_many([(output, text), (report, json.dumps(r, indent=2) + "\n")], protected=protected,
+                      check=lambda paths: (provenance.check_written(paths[0], digest),
+                                           verify_file(paths[0], list(r["quasi_identifiers"]), k, limit, rules)))
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
@@ -408,6 +422,7 @@ EXIT_NO_SOLUTION = 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    provenance.COMMAND_LINE = provenance.command_line(argv)
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
@@ -423,6 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kgen: interrupted; no output was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        provenance.COMMAND_LINE = None
 
 
 if __name__ == "__main__":
