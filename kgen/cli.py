@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fitness.objective import OBJECTIVES
-from kgen import api, provenance
+from kgen import api, html_report, provenance
 from kgen import apply as applying
 from kgen import risk as risking
+from kgen import summary as summarizing
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
@@ -138,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
+    anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
     anon.add_argument("--quiet", action="store_true")
 
     check = commands.add_parser("check", help="verify that a released CSV satisfies the privacy model")
@@ -173,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
                       help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
     risk.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    page = commands.add_parser("report", help="a self-contained HTML page for a kgen anonymize report")
+    page.add_argument("input", metavar="RESULT.json")
+    page.add_argument("--release", help="the release CSV: checked against the report's SHA-256 and measured "
+                                        "(default: the file the report names, if present)")
+    page.add_argument("-o", "--output", help="HTML file (default: RESULT.html)")
 
     demo = commands.add_parser("demo", help="anonymize the embedded Adult dataset and summarize")
     demo.add_argument("--k", type=number(int, "k"), default=5)
@@ -232,8 +240,10 @@ def run_anonymize(args: argparse.Namespace) -> int:
     config = risking.config_with_max_risk(config, args.max_risk)
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config)
+    if args.html:
+        html_report.write(result.report, args.html, output, protected=protected + [str(output), str(report)])
     if not args.quiet:
-        print(summary(result, output, report))
+        print(summarizing.text(result.report, output, report, html=args.html))
     return 0
 
 
@@ -277,23 +287,8 @@ def enabled_stream(quiet: bool):
 
 
 def summary(result: api.Result, output: Path | None, report: Path | None) -> str:
-    r = result.report
-    lines = [
-        f"{r['algorithm']}: node {r['node']} ({r['stopped']}, {r['evaluations']} evaluations, "
-        f"{r['seconds']:.2f} s)",
-        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows)",
-        f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes {r['classes']}"
-        f"  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}",
-    ]
-    lines += metric_lines(r)
-    for name, a in r["attributes"].items():
-        lines.append(f"  {name:>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
-                     f"distinct {a['distinct_before']} -> {a['distinct_after']}")
-    if result.search.stopped != "complete" and r["algorithm"] in ("exhaustive", "ola"):
-        lines.append(f"  note: the search stopped early ({result.search.stopped}): the node may not be optimal")
-    if output is not None:
-        lines.append(f"  wrote {output} and {report}")
-    return "\n".join(lines)
+    """The console summary (kgen.summary: grouped node, risk, hierarchies; at most 100 columns a line)."""
+    return summarizing.text(result.report, output, report)
 
 
 def metric_lines(r: dict) -> list[str]:
@@ -405,7 +400,16 @@ def run_demo(args: argparse.Namespace) -> int:
     verified = check_k_anonymity(read_csv(output), DEMO_QIS, args.k, args.suppression)
     print(f"  independent check of {output}: {'PASS' if verified.passed else 'FAIL'} "
           f"(smallest class {verified.smallest_class}, {verified.suppressed_rows} suppressed rows)")
+    html = folder / "adult_anonymized.html"
+    html_report.write(result.report, html, output, protected=[str(source), str(output), str(report)])
+    print(summarizing.next_steps(output, report, DEMO_QIS, args.k, html))
     return 0 if verified.passed else 1
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """`kgen report`: the HTML page of a saved report (kgen.html_report)."""
+    print(f"wrote {html_report.run_command(args.input, args.release, args.output)}")
+    return 0
 
 
 def run_risk(args: argparse.Namespace) -> int:
@@ -417,7 +421,7 @@ def run_risk(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply,
-            "risk": run_risk}
+            "risk": run_risk, "report": run_report}
 EXIT_NO_SOLUTION = 3
 
 
