@@ -278,7 +278,11 @@ def run_command(report_path: str, release: str | None, output: str | None) -> Pa
         candidates = [Path(named), Path(report_path).parent / Path(named).name] if named else []
         release = next((str(c) for c in candidates if c.is_file()), None)
     target = Path(output) if output else Path(report_path).with_suffix(".html")
-    write(report, target, release, protected=[report_path] + ([release] if release else []))
+    prov = report.get("provenance") or {}
+    inputs = [(prov.get("input") or {}).get("path")] + [(h.get("file") or {}).get("path")
+                                                        for h in (prov.get("hierarchies") or {}).values()]
+    protected = [report_path] + ([release] if release else []) + [p for p in inputs if p]
+    write(report, target, release, protected=protected)
     return target
 
 
