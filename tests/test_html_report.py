@@ -152,16 +152,25 @@ def run_kgen(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kgen", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
+def kgen_main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
+    """`kgen ARGS` in this process (no interpreter start): exit status, stdout, stderr."""
+    from kgen.cli import main
+
+    status = main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_html_report_renders_in_chromium(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     chromium()
     rows = ["age,zip,disease"] + [f"{20 + i % 30},8{i % 9}00{i % 3},d{i % 4}" for i in range(300)]
     source = tmp_path / "patients.csv"
     source.write_text("\n".join(rows) + "\n", encoding="utf-8")
     out, report, html = tmp_path / "rel.csv", tmp_path / "rel.json", tmp_path / "rel.html"
-    done = run_kgen("anonymize", str(source), "--qi", "age,zip", "--sensitive", "disease", "--k", "4",
-                    "--hierarchy", "age=intervals:5,10", "--hierarchy", "zip=mask", "--output", str(out),
-                    "--report", str(report), "--html", str(html), "--quiet")
-    assert done.returncode == 0, done.stderr
+    status, _, err = kgen_main(capsys, "anonymize", str(source), "--qi", "age,zip", "--sensitive", "disease",
+                               "--k", "4", "--hierarchy", "age=intervals:5,10", "--hierarchy", "zip=mask",
+                               "--output", str(out), "--report", str(report), "--html", str(html), "--quiet")
+    assert status == 0, err
     r = json.loads(report.read_text())
     check_in_browser(html, tmp_path, [
         "kgen release report: patients.csv", "Re-identification risk", "prosecutor risk: highest",
@@ -169,25 +178,26 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
         r["provenance"]["input"]["sha256"], "SHA-256 matches the report", "the same figures"])
 
 
-def test_kgen_report_flags_a_release_that_is_not_the_reports(tmp_path: Path) -> None:
+def test_kgen_report_flags_a_release_that_is_not_the_reports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     rows = ["a,b"] + [f"{i % 10},{i % 2}" for i in range(50)]
     source = tmp_path / "in.csv"
     source.write_text("\n".join(rows) + "\n", encoding="utf-8")
     out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
-    assert run_kgen("anonymize", str(source), "--qi", "a,b", "--k", "2", "--output", str(out), "--report",
-                    str(report), "--quiet").returncode == 0
+    assert kgen_main(capsys, "anonymize", str(source), "--qi", "a,b", "--k", "2", "--output", str(out),
+                     "--report", str(report), "--quiet")[0] == 0
     other = tmp_path / "other.csv"
     other.write_text("\n".join(out.read_text().splitlines()[:-1]) + "\n", encoding="utf-8")  # one row less
-    done = run_kgen("report", str(report), "--release", str(other), "-o", str(tmp_path / "page.html"))
-    assert done.returncode == 0, done.stderr
+    status, _, err = kgen_main(capsys, "report", str(report), "--release", str(other), "-o",
+                               str(tmp_path / "page.html"))
+    assert status == 0, err
     page = (tmp_path / "page.html").read_text()
     assert "does NOT match the report" in page and "DIFFERENT figures" in page
-    done = run_kgen("report", str(report))  # default: the release the report names, next to it
-    assert done.returncode == 0 and (tmp_path / "rel.html").exists()
+    status, _, _ = kgen_main(capsys, "report", str(report))  # default: the release the report names
+    assert status == 0 and (tmp_path / "rel.html").exists()
     assert "SHA-256 matches the report" in (tmp_path / "rel.html").read_text()
     before = source.read_bytes()
-    done = run_kgen("report", str(report), "-o", str(source))  # never over the anonymized input
-    assert done.returncode == 2 and "refusing to overwrite" in done.stderr
+    status, _, err = kgen_main(capsys, "report", str(report), "-o", str(source))  # never over the input
+    assert status == 2 and "refusing to overwrite" in err
     assert source.read_bytes() == before
 
 

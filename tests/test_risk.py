@@ -257,6 +257,7 @@ def test_kgen_risk_errors_are_one_line(tmp_path: Path) -> None:
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_risk_figures_match_pycanon(tmp_path: Path, pycanon) -> None:
     """pycanon's max_rir (1/min class) and number of classes (marketer risk = classes / rows)."""
     files = [write(tmp_path / "t1.csv", TABLE_1), write(tmp_path / "t2.csv", TABLE_2),
