@@ -258,8 +258,8 @@ class Interrupted(KeyboardInterrupt):
 def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
     """Prepare, search with a progress bar, and release. Raises Interrupted when Ctrl-C stopped the search."""
     prepared = api.prepare(table, config)
-    total = config.max_evaluations or prepared.box.size
-    bar = ProgressBar(total, enabled_stream(quiet))
+    bar = ProgressBar(config.max_evaluations, enabled_stream(quiet), time_limit=config.time_limit,
+                      space=prepared.box.size)
     try:
         result = api.search(prepared, bar)
     finally:

@@ -112,7 +112,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     attributes = r["attributes"]
     q = len(attributes)
     lines = [
-        f"{r['algorithm']}: {q} QIs, {r['stopped']} after {r['evaluations']} evaluations ({r['seconds']:.2f} s)",
+        f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs",
         f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows); "
         f"{r['rows']} rows, {r['rows_released']} released",
     ]
