@@ -26,7 +26,7 @@ padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
 pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:.85em;line-height:1.35}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;
-vertical-align:top}th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+vertical-align:top;overflow-wrap:anywhere}th{background:#f0f0f0;min-width:8em}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .ok{color:#2b8a3e;font-weight:bold}.bad{color:#c92a2a;font-weight:bold}.muted{color:#666}
 img{max-width:100%;height:auto;border:1px solid #eee}code{font-size:.9em;word-break:break-all}
 """
