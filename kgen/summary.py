@@ -3,8 +3,9 @@
 At 97 QIs a line per attribute, or the node printed as a dict, is a wall of text that hides the one fact a
 reader needs: which QIs were kept and which became `*`. The summary groups the chosen node (fully
 generalized / kept at level 0 / in between), gives LOG, suppression, classes and risk on one line each, and
-names the hierarchy each QI used, grouped by source. Every line fits in `WIDTH` columns: long lists of names
-end in "(+N more)". It is built from the report alone, so it can be printed again from a saved JSON report.
+names the hierarchy each QI used, grouped by source. Every line fits in `WIDTH` columns (but for the file
+paths on the "wrote" lines): long lists of names end in "(+N more)". It is built from the report alone, so
+it can be printed again from a saved JSON report.
 """
 
 from __future__ import annotations
