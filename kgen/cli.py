@@ -227,6 +227,8 @@ def run_anonymize(args: argparse.Namespace) -> int:
                          file=str(output))
     for target in (output, report):  # refuse before the search, not after it
         check_target(target, protected)
+    if args.html:
+        check_target(args.html, protected + [str(output), str(report)])
     config = Config(
         qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
         sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,

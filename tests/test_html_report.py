@@ -205,6 +205,17 @@ def test_kgen_report_flags_a_release_that_is_not_the_reports(tmp_path: Path, cap
     assert source.read_bytes() == before
 
 
+def test_anonymize_html_path_is_checked_before_the_search(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    source = tmp_path / "in.csv"
+    source.write_text("a,b\n" + "".join(f"{i % 5},{i % 2}\n" for i in range(40)), encoding="utf-8")
+    out = tmp_path / "out.csv"
+    for html in (str(source), str(out), str(tmp_path / "missing" / "page.html")):
+        status, _, err = kgen_main(capsys, "anonymize", str(source), "--qi", "a,b", "--k", "2", "--output",
+                                   str(out), "--html", html, "--quiet")
+        assert status == 2 and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+
+
 @pytest.mark.slow
 def test_html_report_at_97_qis_renders_in_chromium(cargo_csv: Path, tmp_path: Path) -> None:
     chromium()
