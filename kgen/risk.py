@@ -308,7 +308,13 @@ def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_TH
         if sampling_fraction is None and out["journalist"]["population_released_rows"]:
             sampling_fraction = min(1.0, classes.released / out["journalist"]["population_released_rows"])
     fraction = 1.0 if sampling_fraction is None else validate_fraction(sampling_fraction)
-    out["population_uniqueness"] = population_uniqueness(histogram, fraction)
+    estimated = population_uniqueness(histogram, fraction)
+    if population is not None:  # the population is at hand: its share of uniques is counted, not estimated
+        j = out["journalist"]
+        estimated = {"sampling_fraction": fraction, "sample_rows": classes.released, "model": "population table",
+                     "population_rows": j["population_released_rows"], "uniques": float(j["population_uniques"]),
+                     "share": j["population_uniques_share"], "estimated_from_sample": estimated}
+    out["population_uniqueness"] = estimated
     return out
 
 
@@ -418,8 +424,9 @@ def describe(risk: Mapping) -> str:
     j = risk.get("journalist")
     if j:
         lines.append(f"  journalist risk: highest {j['max']:.2%}, mean {j['mean']:.2%}; {j['rows_above_threshold']} "
-                     f"rows above {tau:g} (population {j['population_released_rows']} rows, "
-                     f"{j['classes_not_in_population']} classes not in it)")
+                     f"rows above {tau:g}")
+        lines.append(f"    population {shorten(str(j.get('population', '')), 40)}: {j['population_released_rows']} "
+                     f"rows, {j['classes_not_in_population']} released classes not in it")
     u = risk["population_uniqueness"]
     lines.append(f"  population uniqueness ({u['model']}, sampling fraction {u['sampling_fraction']:.4g}): "
                  f"{u['share']:.4%} of {u.get('population_rows', 0)} rows")

@@ -104,8 +104,11 @@ def test_journalist_risk_uses_population_class_sizes() -> None:
     assert j["rows_above_threshold"] == 0  # 1/5 is not above 0.2
     assert j["classes_not_in_population"] == 0
     assert j["max"] <= r["prosecutor"]["max"]
-    # the sampling fraction defaults to n / |P|
-    assert r["population_uniqueness"]["sampling_fraction"] == pytest.approx(4 / 15)
+    # the sampling fraction defaults to n / |P|; the population's uniques are counted, not estimated
+    u = r["population_uniqueness"]
+    assert u["sampling_fraction"] == pytest.approx(4 / 15) and u["model"] == "population table"
+    assert u["uniques"] == 0 and u["population_rows"] == 15
+    assert u["estimated_from_sample"]["population_rows"] == 15
 
 
 def test_journalist_risk_counts_classes_missing_from_the_population() -> None:
