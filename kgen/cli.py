@@ -17,6 +17,7 @@ from kgen import api, html_report, provenance
 from kgen import apply as applying
 from kgen import risk as risking
 from kgen import summary as summarizing
+from kgen.algorithms import make_search
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
@@ -260,8 +261,9 @@ class Interrupted(KeyboardInterrupt):
 def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
     """Prepare, search with a progress bar, and release. Raises Interrupted when Ctrl-C stopped the search."""
     prepared = api.prepare(table, config)
-    bar = ProgressBar(config.max_evaluations, enabled_stream(quiet), time_limit=config.time_limit,
-                      space=prepared.box.size)
+    # the budget that ends the search: the limit given, else the algorithm's own (the GA's 5000), if it has one
+    budget = config.max_evaluations or getattr(make_search(config.algorithm, config.options), "max_evaluations", None)
+    bar = ProgressBar(budget, enabled_stream(quiet), time_limit=config.time_limit, space=prepared.box.size)
     try:
         result = api.search(prepared, bar)
     finally:
