@@ -357,7 +357,8 @@ def run_apply(args: argparse.Namespace) -> int:
     for target in (output, report):
         check_target(target, protected)
     if args.verify_release:
-        verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release)
+        verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release,
+                                                    exit_code=2)
         if not args.quiet:
             print("\n".join(verified))
     applied = applying.apply(read_csv(args.input), args.report, overrides=overrides,

@@ -177,9 +177,10 @@ def check_written(path: str | os.PathLike, digest: str) -> None:
 
 
 def verify_against_report(report: Mapping, release: str | os.PathLike | None = None,
-                          input_path: str | os.PathLike | None = None) -> list[str]:
+                          input_path: str | os.PathLike | None = None, exit_code: int = 1) -> list[str]:
     """Re-compute the checksums a report records for `release` (and `input_path`) and raise ChecksumError
-    on a mismatch; returns what was verified, as lines for the console."""
+    (with `exit_code`: 1 for `kgen check`, a violation; 2 for `kgen apply`, a wrong input) on a mismatch;
+    returns what was verified, as lines for the console."""
     prov = report.get("provenance")
     if not isinstance(prov, Mapping):
         raise InputError("the report has no provenance section (written by an older kgen): nothing to verify "
@@ -195,7 +196,7 @@ def verify_against_report(report: Mapping, release: str | os.PathLike | None = N
         if found != record["sha256"]:
             raise ChecksumError(f"does not match its report: SHA-256 {found[:16]}..., the report records "
                                 f"{str(record['sha256'])[:16]}... for the {label} ({record.get('path')})",
-                                file=str(path))
+                                file=str(path), exit_code=exit_code)
         done.append(f"  {label} {path}: SHA-256 matches the report ({found[:16]}...)")
     return done
 

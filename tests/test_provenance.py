@@ -98,7 +98,7 @@ def test_apply_verifies_the_original_release_and_records_its_own(released, tmp_p
     again = tmp_path / "again.csv"
     done = run_kgen("apply", str(source), "--report", str(report), "--verify-release", str(tampered), "--output",
                     str(again))
-    assert done.returncode == 1 and "does not match its report" in done.stderr
+    assert done.returncode == 2 and "does not match its report" in done.stderr  # a wrong input for apply
     assert not again.exists()
 
 
