@@ -173,7 +173,7 @@ def check_written(path: str | os.PathLike, digest: str) -> None:
     found = sha256_file(path)
     if found != digest:
         raise ChecksumError(f"the written release has SHA-256 {found[:12]}..., not the {digest[:12]}... its report "
-                            "records: nothing was published", file=str(path))
+                            "records: nothing was published", file=str(path), exit_code=4)  # as ReleaseCheckError
 
 
 def verify_against_report(report: Mapping, release: str | os.PathLike | None = None,

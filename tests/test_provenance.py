@@ -111,8 +111,9 @@ def test_check_written_refuses_a_file_with_other_bytes(tmp_path: Path) -> None:
     assert report["provenance"]["release"]["bytes"] == 8
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"a,b\n1,3\n")
-    with pytest.raises(provenance.ChecksumError):
+    with pytest.raises(provenance.ChecksumError) as error:
         provenance.check_written(bad, digest)
+    assert error.value.exit_code == 4  # like a release failing its independent check: nothing published
 
 
 def test_report_without_provenance_is_a_one_line_error(tmp_path: Path) -> None:
