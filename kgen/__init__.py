@@ -1,15 +1,18 @@
 """kgen: k-anonymity by full-domain generalization and suppression, searched with the KGen genetic algorithm
-and exact baselines. The public API is `anonymize`, `prepare`, `Config` and `check_k_anonymity`."""
+and exact baselines. The public API is `anonymize`, `prepare`, `Config` and `check_k_anonymity`;
+`write_release` writes a result's release and report as the command line does, `to_pandas` gives a table as
+a DataFrame."""
 
 from kgen.api import Prepared, Result, anonymize, prepare
 from kgen.check import check_k_anonymity
 from kgen.config import Config
 from kgen.parallel import ClusterError
+from kgen.release_io import to_pandas, write_release
 from kgen.table import Table, from_dataframe, from_mapping, read_csv
 from lattice.errors import InputError, NoSolutionError
 
 __all__ = [
     "ClusterError", "Config", "InputError", "NoSolutionError", "Prepared", "Result", "Table", "anonymize",
-    "check_k_anonymity", "from_dataframe", "from_mapping", "prepare", "read_csv",
+    "check_k_anonymity", "from_dataframe", "from_mapping", "prepare", "read_csv", "to_pandas", "write_release",
 ]
 __version__ = "0.1.0"  # the fallback of `kgen --version` when the package is not installed

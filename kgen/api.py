@@ -18,7 +18,8 @@ from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
 from fitness.objective import Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
-from kgen import parallel
+from kgen import parallel, provenance
+from kgen import risk as risking
 from kgen.algorithms import make_search
 from kgen.config import Config
 from kgen.formulas import formula_columns
@@ -397,6 +398,8 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
         "unnamed_columns": unnamed_columns(table, config),
         "warnings": run_warnings(table, config),
         "formula_cells": formula_record(released),
+        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
+        "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
     })
 
 

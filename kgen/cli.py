@@ -22,8 +22,11 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from fitness.objective import OBJECTIVES
-from kgen import api, parallel
+from kgen import api, html_report, parallel, provenance
 from kgen import apply as applying
+from kgen import risk as risking
+from kgen import summary as summarizing
+from kgen.algorithms import make_search
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
@@ -247,8 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")
     anon.add_argument("--batch-size", type=number(int, "batch-size"),
                       help="nodes per parallel task (default: about two tasks per worker per population)")
+    anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
+                      help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
+    anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
     add_output_arguments(anon)
     anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
@@ -258,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
     check.add_argument("--sensitive", type=columns, action="extend", default=[],
                        help="sensitive columns to check l / t on: comma-separated and/or repeated")
+    check.add_argument("--report", help="the release's kgen report: INPUT must match its SHA-256 (exit 1 if not)")
     add_sensitive_arguments(check)
 
     apply = command("apply", "apply the node of a saved report to new data")
@@ -274,8 +281,29 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--allow-k1", action="store_true",
                        help="apply a report whose k is 1 (it protects no one; refused without this)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    apply.add_argument("--verify-release", metavar="FILE",
+                       help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")
     add_output_arguments(apply)
     apply.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+
+    risk = command("risk", "re-identification risk of any table (anonymized or not) on its QIs")
+    risk.add_argument("input", help="the table to measure (a release or raw data)")
+    risk.add_argument("--qi", type=columns, action="extend", default=None,
+                      help="quasi-identifiers: comma-separated and/or repeated (default: --report's)")
+    risk.add_argument("--risk-threshold", type=number(float, "risk-threshold"), default=risking.DEFAULT_THRESHOLD,
+                      help="a record is at risk above this prosecutor risk 1/|class| (default 0.2)")
+    risk.add_argument("--population", help="population CSV with the same QIs (generalized like INPUT, or raw "
+                                           "with --report): journalist risk and exact population uniqueness")
+    risk.add_argument("--report", help="INPUT's kgen report: its QIs, and its node generalizes --population")
+    risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
+                      help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
+    risk.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    page = command("report", "a self-contained HTML page for a kgen anonymize report")
+    page.add_argument("input", metavar="RESULT.json", help="the JSON report of kgen anonymize")
+    page.add_argument("--release", help="the release CSV: checked against the report's SHA-256 and measured "
+                                        "(default: the file the report names, if present)")
+    page.add_argument("-o", "--output", help="HTML file (default: RESULT.html)")
 
     demo = command("demo", "anonymize the embedded Adult dataset and summarize")
     demo.add_argument("--k", type=number(int, "k"), default=5, help="k of k-anonymity")
@@ -332,8 +360,10 @@ def publish(output: Path, report_path: Path, csv_text: str, report: dict, protec
     release has passed, and the report's temporary file is rewritten with it before the pair is renamed into
     place: a published report never claims a check that did not run."""
     report["verified"] = {"checker": "kgen.check, on the written file", "passed": None}  # never published so
+    digest = provenance.attach_release(report, output, csv_text)
 
     def check_pair(paths: list[Path]) -> None:
+        provenance.check_written(paths[0], digest)  # the bytes on disk are the ones the report records
         result = check(paths[0])
         report["verified"] = verified_record(result, escaped)
         with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
@@ -395,9 +425,12 @@ def run_anonymize(args: argparse.Namespace) -> int:
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
         connect_timeout=args.connect_timeout, strict=args.strict,
     )
+    config = risking.config_with_max_risk(config, args.max_risk)
     config.check()  # option errors before touching any file
     for target in (output, report):  # refuse before the search, not after it
         check_target(target, protected)
+    if args.html:
+        check_target(args.html, protected + [str(output), str(report)])
     if config.backend == "dask" and config.scheduler is not None:  # an unreachable cluster fails in seconds,
         parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
                                   config.connect_timeout)
@@ -405,8 +438,10 @@ def run_anonymize(args: argparse.Namespace) -> int:
     table = read_input(args.input, args.separator, len(config.qi))
     result = anonymize_with_progress(table, config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config, args.escape_formulas)
+    if args.html:
+        html_report.write(result.report, args.html, output, protected=protected + [str(output), str(report)])
     if not args.quiet:
-        print(summary(result, output, report))
+        print(summarizing.text(result.report, output, report, html=args.html))
     return 0
 
 
@@ -424,8 +459,9 @@ def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -
     prepared = api.prepare(table, config)  # validates: under --strict a warning is an error here
     for message in api.run_warnings(table, config):
         warn(message)
-    total = config.max_evaluations or prepared.box.size
-    bar = ProgressBar(total, enabled_stream(quiet))
+    # the budget that ends the search: the limit given, else the algorithm's own (the GA's 5000), if it has one
+    budget = config.max_evaluations or getattr(make_search(config.algorithm, config.options), "max_evaluations", None)
+    bar = ProgressBar(budget, enabled_stream(quiet), time_limit=config.time_limit, space=prepared.box.size)
     try:
         result = api.search(prepared, bar)
     finally:
@@ -453,23 +489,8 @@ def enabled_stream(quiet: bool):
 
 
 def summary(result: api.Result, output: Path | None, report: Path | None) -> str:
-    r = result.report
-    lines = [
-        f"{r['algorithm']}: node {r['node']} ({r['stopped']}, {r['evaluations']} evaluations, "
-        f"{r['seconds']:.2f} s)",
-        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows)",
-        f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes {r['classes']}"
-        f"  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}",
-    ]
-    lines += metric_lines(r)
-    for name, a in r["attributes"].items():
-        lines.append(f"  {name:>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
-                     f"distinct {a['distinct_before']} -> {a['distinct_after']}")
-    if result.search.stopped != "complete" and r["algorithm"] in ("exhaustive", "ola"):
-        lines.append(f"  note: the search stopped early ({result.search.stopped}): the node may not be optimal")
-    if output is not None:
-        lines.append(f"  wrote {output} and {report}")
-    return "\n".join(lines)
+    """The console summary (kgen.summary: grouped node, risk, hierarchies; at most 100 columns a line)."""
+    return summarizing.text(result.report, output, report)
 
 
 def metric_lines(r: dict) -> list[str]:
@@ -499,6 +520,8 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.report:
+        print("\n".join(provenance.verify_against_report(provenance.read_report(args.report), args.input)))
     table = read_input(args.input, args.separator, len(args.qi))
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
@@ -533,6 +556,11 @@ def run_apply(args: argparse.Namespace) -> int:
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     for target in (output, report):
         check_target(target, protected)
+    if args.verify_release:
+        verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release,
+                                                    exit_code=2)
+        if not args.quiet:
+            print("\n".join(verified))
     table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
@@ -546,6 +574,7 @@ def run_apply(args: argparse.Namespace) -> int:
               "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
         return EXIT_NO_SOLUTION
     k, rules = rules_from_models(r["models"], args.drop_suppressed)
+    r["provenance"] = provenance.for_apply(args.input, args.report, provenance.read_report(args.report))
     text = release_text(table, r, args.escape_formulas, args.strict)
     escaped = r["formula_cells"]["escaped"]
     qis = list(r["quasi_identifiers"])
@@ -578,10 +607,28 @@ def run_demo(args: argparse.Namespace) -> int:
     verified = result.report["verified"]
     print(f"  independent check of {output}: {'PASS' if verified['passed'] else 'FAIL'} "
           f"(smallest class {verified['smallest_class']}, {verified['suppressed_rows']} suppressed rows)")
+    html = folder / "adult_anonymized.html"
+    html_report.write(result.report, html, output, protected=[str(source), str(output), str(report)])
+    print(summarizing.next_steps(output, report, DEMO_QIS, args.k, html))
     return 0 if verified["passed"] else 1
 
 
-COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply}
+def run_report(args: argparse.Namespace) -> int:
+    """`kgen report`: the HTML page of a saved report (kgen.html_report)."""
+    print(f"wrote {html_report.run_command(args.input, args.release, args.output)}")
+    return 0
+
+
+def run_risk(args: argparse.Namespace) -> int:
+    """`kgen risk`: the risk figures of docs/risk.md for any table."""
+    figures = risking.run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
+                                  args.sampling_fraction)
+    print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))
+    return 0
+
+
+COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply,
+            "risk": run_risk, "report": run_report}
 EXIT_NO_SOLUTION = 3
 
 
@@ -657,6 +704,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = QuietPipe(stdout)
     TERM_RECEIVED[0] = False
+    provenance.COMMAND_LINE = provenance.command_line(argv)
     previous = signal.getsignal(signal.SIGTERM)
     handler_set = False
     try:
@@ -706,6 +754,7 @@ def run_command(argv: Sequence[str] | None) -> int:
         return EXIT_OUT_OF_MEMORY
     finally:
         WORKING_ON.clear()
+        provenance.COMMAND_LINE = None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,75 @@
+"""The release in and out of Python: a pandas DataFrame of a table, and `write_release` for API users.
+
+pandas users expect a DataFrame back, and API users need the same guarantees as the command line when they
+write a release: the CSV and its JSON report written together, atomically, the privacy model checked on the
+written file by the independent checker, and the release's SHA-256 in the report's provenance.
+These functions work through `table.columns` and `table.column(name)` only, so they do not depend on how
+`kgen.table.Table` stores its values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from lattice.errors import InputError
+
+
+def to_pandas(table: object) -> object:
+    """The table as a pandas DataFrame: same columns in the same order, values as strings (a released value
+    is a label such as `20-29` or `*`, not a number).
+
+    Needs pandas (the `pandas` extra)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise InputError("to_pandas needs pandas: pip install 'kgen[pandas]'") from None
+    columns = list(table.columns)  # type: ignore[attr-defined]
+    return pd.DataFrame({c: list(table.column(c)) for c in columns}, columns=columns,  # type: ignore[attr-defined]
+                        dtype=object)
+
+
+def csv_text(table: object) -> str:
+    from kgen.csvio import format_csv
+
+    columns = list(table.columns)  # type: ignore[attr-defined]
+    rows = zip(*(table.column(c) for c in columns))  # type: ignore[attr-defined]
+    return format_csv(columns, rows, getattr(table, "separator", ","))
+
+
+def write_release(result: object, path: str | os.PathLike, report: str | os.PathLike | None = None,
+                  protected: Sequence[str | os.PathLike] = ()) -> Path:
+    """Write an anonymization's release (CSV) and its report (JSON, default: `path` with `.json`) together.
+
+    As `kgen anonymize` does: both files go to temporary files first; the written release is checked with
+    the independent checker (`kgen.verify`, exit code 4 on the command line: ReleaseCheckError) and against the
+    SHA-256 recorded in the report's provenance; only then are both renamed into place. The input file named
+    in the report and the `protected` files are never overwritten. Returns the report's path.
+    """
+    from kgen import provenance
+    from kgen.csvio import same_file, write_atomic_many
+    from kgen.verify import rules_from_models, verify_file
+
+    target = Path(path)
+    report_path = Path(report) if report is not None else target.with_suffix(".json")
+    if same_file(target, report_path):
+        raise InputError("is given for both the release and the report", file=str(target))
+    r = result.report  # type: ignore[attr-defined]
+    text = csv_text(result.release)  # type: ignore[attr-defined]
+    digest = provenance.attach_release(r, target, text)
+    params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
+    dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
+    k, rules = rules_from_models(r["models"], dropped)
+    source = (r.get("provenance") or {}).get("input", {}).get("path")
+    inputs = list(protected) + ([source] if source else [])
+    r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
+    write_atomic_many(
+        [(target, text), (report_path, json.dumps(r, indent=2) + "\n")], protected=inputs,
+        check=lambda paths: (provenance.check_written(paths[0], digest),
+                             verify_file(paths[0], list(r["quasi_identifiers"]), k, r["suppression_limit"], rules)))
+    return report_path
+
+
+__all__ = ["to_pandas", "write_release"]

@@ -1,0 +1,280 @@
+"""Re-identification risk (SPEC section 10, docs/risk.md): hand computations on the paper's tables and small
+tables built for it, the population-uniqueness models, `kgen risk`, `--max-risk`, and pycanon's figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kgen import Config, anonymize, from_mapping
+from kgen.csvio import format_csv
+from kgen.risk import (
+    config_with_max_risk,
+    k_for_max_risk,
+    pitman_fit,
+    population_uniqueness,
+    risk_report,
+    size_histogram,
+    zayatz_uniques,
+)
+from lattice.errors import InputError
+
+QIS = ["Age", "Gender", "Postcode"]
+# The KGen paper's Table 1 (raw) and Table 2 (its 2-anonymous release).
+TABLE_1 = {"Age": ["24", "28", "42", "49"], "Gender": ["F", "M", "F", "M"],
+           "Postcode": ["80015", "80019", "85073", "85071"], "Crime": ["Assault", "Kidnapping", "Homicide", "Rape"]}
+TABLE_2 = {"Age": ["20 - 30", "20 - 30", "40 - 50", "40 - 50"], "Gender": ["P"] * 4,
+           "Postcode": ["8001*", "8001*", "8507*", "8507*"], "Crime": ["Assault", "Kidnapping", "Homicide", "Rape"]}
+
+
+def mixed_table() -> dict[str, list[str]]:
+    """Classes of sizes 1, 2, 3 and 5 on (a, b), and 2 suppressed rows: n = 13, n_r = 11."""
+    a, b = [], []
+    for label, size in (("u", 1), ("p", 2), ("t", 3), ("f", 5)):
+        a += [label] * size
+        b += ["x"] * size
+    a += ["*", "*"]
+    b += ["*", "*"]
+    return {"a": a, "b": b, "s": [str(i) for i in range(len(a))]}
+
+
+def test_raw_paper_table_every_record_is_unique() -> None:
+    r = risk_report(from_mapping(TABLE_1), QIS)
+    assert (r["rows"], r["rows_released"], r["classes"], r["smallest_class"]) == (4, 4, 4, 1)
+    assert r["prosecutor"] == {"max": 1.0, "mean": 1.0, "records_above_threshold": 1.0, "rows_above_threshold": 4}
+    assert r["marketer"] == 1.0
+    assert (r["sample_uniques"], r["sample_uniques_share"]) == (4, 1.0)
+
+
+def test_paper_release_has_risk_one_half() -> None:
+    r = risk_report(from_mapping(TABLE_2), QIS)
+    assert r["classes"] == 2 and r["smallest_class"] == 2
+    assert r["prosecutor"]["max"] == 0.5 and r["prosecutor"]["mean"] == 0.5 and r["marketer"] == 0.5
+    assert r["prosecutor"]["rows_above_threshold"] == 4  # 1/2 > 0.2
+    assert r["sample_uniques"] == 0
+    assert risk_report(from_mapping(TABLE_2), QIS, threshold=0.5)["prosecutor"]["rows_above_threshold"] == 0
+
+
+def test_mixed_classes_by_hand() -> None:
+    r = risk_report(from_mapping(mixed_table()), ["a", "b"], threshold=0.2)
+    assert (r["rows"], r["rows_released"], r["suppressed"], r["classes"]) == (13, 11, 2, 4)
+    p = r["prosecutor"]
+    assert p["max"] == 1.0
+    assert p["mean"] == pytest.approx(4 / 11)  # (1 + 2*1/2 + 3*1/3 + 5*1/5) / 11
+    # 1/|E| > 0.2 for sizes 1, 2, 3 (1/5 = 0.2 is not above): 6 rows
+    assert p["rows_above_threshold"] == 6 and p["records_above_threshold"] == pytest.approx(6 / 11)
+    assert r["marketer"] == pytest.approx(4 / 11)
+    assert r["sample_uniques"] == 1
+    assert r["class_sizes"] == [[1, 1], [2, 1], [3, 1], [5, 1]]
+    # with tau = 0.25: sizes 1 and 2 and 3 (1/3 > 0.25): still 6; with 0.4: sizes 1, 2: 3 rows
+    assert risk_report(from_mapping(mixed_table()), ["a", "b"], threshold=0.4)["prosecutor"][
+        "rows_above_threshold"] == 3
+
+
+def test_mean_prosecutor_risk_is_the_average_over_records() -> None:
+    table = mixed_table()
+    r = risk_report(from_mapping(table), ["a", "b"])
+    keys = [(x, y) for x, y in zip(table["a"], table["b"]) if (x, y) != ("*", "*")]
+    per_record = [Fraction(1, keys.count(key)) for key in keys]
+    assert r["prosecutor"]["mean"] == pytest.approx(float(sum(per_record) / len(per_record)))
+
+
+def test_suppressed_mask_overrides_the_star_convention() -> None:
+    """A node that generalizes every QI to `*` is a class, not suppression, when the anonymizer says so."""
+    table = from_mapping({"a": ["*"] * 4, "b": ["*"] * 4})
+    assert risk_report(table, ["a", "b"])["rows_released"] == 0
+    r = risk_report(table, ["a", "b"], suppressed_rows=np.zeros(4, dtype=bool))
+    assert (r["rows_released"], r["classes"], r["prosecutor"]["max"]) == (4, 1, 0.25)
+
+
+def test_journalist_risk_uses_population_class_sizes() -> None:
+    population = {"Age": ["20 - 30"] * 5 + ["40 - 50"] * 10, "Gender": ["P"] * 15,
+                  "Postcode": ["8001*"] * 5 + ["8507*"] * 10}
+    r = risk_report(from_mapping(TABLE_2), QIS, population=from_mapping(population))
+    j = r["journalist"]
+    assert j["max"] == pytest.approx(1 / 5)
+    assert j["mean"] == pytest.approx((2 / 5 + 2 / 10) / 4)
+    assert j["rows_above_threshold"] == 0  # 1/5 is not above 0.2
+    assert j["classes_not_in_population"] == 0
+    assert j["max"] <= r["prosecutor"]["max"]
+    # the sampling fraction defaults to n / |P|; the population's uniques are counted, not estimated
+    u = r["population_uniqueness"]
+    assert u["sampling_fraction"] == pytest.approx(4 / 15) and u["model"] == "population table"
+    assert u["uniques"] == 0 and u["population_rows"] == 15
+    assert u["estimated_from_sample"]["population_rows"] == 15
+
+
+def test_journalist_risk_counts_classes_missing_from_the_population() -> None:
+    population = {"Age": ["20 - 30"] * 5, "Gender": ["P"] * 5, "Postcode": ["8001*"] * 5}
+    j = risk_report(from_mapping(TABLE_2), QIS, population=from_mapping(population))["journalist"]
+    assert j["classes_not_in_population"] == 1
+    assert j["max"] == 0.5  # the missing class counts with its own size, 2
+
+
+def test_zayatz_by_hand() -> None:
+    """histogram {1: 2, 2: 1}, n = 4, N = 8: P1 = 4/8, P2 = 2*C(6,3)/C(8,4) = 4/7; conditional 7/11;
+    population uniques = 2 * 7/11 / (1/2) = 28/11."""
+    z = zayatz_uniques({1: 2, 2: 1}, 8, 4)
+    assert z["conditional"] == pytest.approx(7 / 11)
+    assert z["uniques"] == pytest.approx(28 / 11)
+    assert z["share"] == pytest.approx(28 / 11 / 8)
+
+
+def test_sampling_fraction_one_is_exact() -> None:
+    u = population_uniqueness({1: 3, 4: 2}, 1.0)
+    assert u["model"] == "exact" and u["uniques"] == 3 and u["share"] == pytest.approx(3 / 11)
+
+
+def _pitman_loglik(theta: float, alpha: float, histogram: dict[int, int]) -> float:
+    """Pitman's sampling formula written out term by term (independent of kgen.risk's vectorized sums)."""
+    u = sum(histogram.values())
+    n = sum(s * c for s, c in histogram.items())
+    value = sum(math.log(theta + i * alpha) for i in range(1, u))
+    value -= sum(math.log(theta + i) for i in range(1, n))
+    for size, count in histogram.items():
+        value += count * sum(math.log(i - alpha) for i in range(1, size))
+    return value
+
+
+def zipf_sample(fraction: float, seed: int = 1) -> tuple[dict[int, int], int, int]:
+    """A sample of a Zipf-distributed population of 50,000: its histogram, N and the true population uniques."""
+    rng = np.random.default_rng(seed)
+    labels = rng.zipf(1.6, 50_000)
+    _, counts = np.unique(labels, return_counts=True)
+    sample = rng.choice(labels, int(labels.size * fraction), replace=False)
+    _, sample_counts = np.unique(sample, return_counts=True)
+    return size_histogram(sample_counts), labels.size, int((counts == 1).sum())
+
+
+def test_pitman_fit_is_a_maximum_of_the_likelihood() -> None:
+    histogram, _, _ = zipf_sample(0.1)
+    theta, alpha = pitman_fit(histogram)
+    best = _pitman_loglik(theta, alpha, histogram)
+    for dt, da in ((1e-3, 0), (-1e-3, 0), (0, 1e-4), (0, -1e-4), (1e-3, 1e-4), (-1e-3, -1e-4)):
+        assert _pitman_loglik(theta * (1 + dt), alpha + da, histogram) <= best + 1e-9
+
+
+def test_pitman_fit_agrees_with_scipy() -> None:
+    optimize = pytest.importorskip("scipy.optimize")
+    histogram, _, _ = zipf_sample(0.1, seed=3)
+    theta, alpha = pitman_fit(histogram)
+    found = optimize.minimize(lambda x: -_pitman_loglik(math.exp(x[0]), x[1], histogram),
+                              [math.log(10.0), 0.5], bounds=[(-5, 15), (1e-3, 0.999)], method="L-BFGS-B")
+    assert _pitman_loglik(theta, alpha, histogram) >= -found.fun - 1e-6
+    assert alpha == pytest.approx(found.x[1], abs=1e-3)
+
+
+def test_population_uniqueness_estimates_are_near_the_truth_and_below_sample_uniqueness() -> None:
+    for fraction in (0.05, 0.2):
+        histogram, population, true_uniques = zipf_sample(fraction)
+        u = population_uniqueness(histogram, fraction)
+        assert u["model"] == "pitman" and u["pitman"]["converged"]
+        n = sum(s * c for s, c in histogram.items())
+        assert u["population_rows"] == population
+        assert 0.6 * true_uniques < u["uniques"] < 1.6 * true_uniques
+        assert 0.6 * true_uniques < u["zayatz"]["uniques"] < 1.6 * true_uniques
+        assert u["share"] < histogram[1] / n  # the sample's unique share overstates population uniqueness
+
+
+def test_no_sample_uniques_means_zayatz_finds_none() -> None:
+    assert zayatz_uniques({2: 10, 5: 3}, 1000, 35)["uniques"] == 0.0
+
+
+@pytest.mark.parametrize("risk, k", [(0.2, 5), (0.1, 10), (0.3, 4), (1.0, 1), (0.5, 2), (1 / 3, 3), (0.34, 3)])
+def test_max_risk_maps_to_the_smallest_sufficient_k(risk: float, k: int) -> None:
+    assert k_for_max_risk(risk) == k
+    assert 1 / k <= risk + 1e-12 and (k == 1 or 1 / (k - 1) > risk)
+
+
+def test_max_risk_raises_k_and_never_lowers_it() -> None:
+    assert config_with_max_risk(Config(qi=["a"], k=2), 0.2).k == 5
+    assert config_with_max_risk(Config(qi=["a"], k=8), 0.2).k == 8
+    assert config_with_max_risk(Config(qi=["a"], k=3), None).k == 3
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(InputError, match="max-risk"):
+            k_for_max_risk(bad)
+
+
+def test_anonymize_report_has_a_risk_section_consistent_with_k() -> None:
+    table = from_mapping({"a": [str(i % 7) for i in range(60)], "b": [str(i % 3) for i in range(60)]})
+    config = config_with_max_risk(Config(qi=["a", "b"], k=2, suppression=0.1, hierarchies={"a": "decimal",
+                                                                                         "b": "flat"}), 0.25)
+    result = anonymize(table, config)
+    r = result.report["risk"]
+    assert r["prosecutor"]["max"] <= 0.25
+    assert r["classes"] == result.report["classes"] and r["smallest_class"] == result.report["smallest_class"]
+    assert r["suppressed"] == result.report["suppressed"]
+    assert r["sample_uniques"] == 0
+
+
+def run_kgen(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgen", *args], capture_output=True, text=True, timeout=120)
+
+
+def write(path: Path, table: dict[str, list[str]]) -> Path:
+    columns = list(table)
+    path.write_text(format_csv(columns, [list(r) for r in zip(*table.values())]), encoding="utf-8")
+    return path
+
+
+def test_kgen_risk_command_prints_the_figures(tmp_path: Path) -> None:
+    source = write(tmp_path / "mixed.csv", mixed_table())
+    done = run_kgen("risk", str(source), "--qi", "a,b", "--json")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["prosecutor"]["rows_above_threshold"] == 6 and figures["sample_uniques"] == 1
+    text = run_kgen("risk", str(source), "--qi", "a,b", "--risk-threshold", "0.4")
+    assert text.returncode == 0
+    assert "3 rows (27.27%) above 0.4" in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 100
+
+
+def test_kgen_risk_generalizes_a_raw_population_with_the_report(tmp_path: Path) -> None:
+    raw = {"a": [str(i % 10) for i in range(40)], "b": ["x"] * 40}
+    source = write(tmp_path / "raw.csv", raw)
+    out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
+    done = run_kgen("anonymize", str(source), "--qi", "a,b", "--k", "8", "--hierarchy", "a=intervals:5",
+                    "--output", str(out), "--report", str(report), "--quiet")
+    assert done.returncode == 0, done.stderr
+    population = write(tmp_path / "pop.csv", {"a": [str(i % 10) for i in range(400)], "b": ["x"] * 400})
+    done = run_kgen("risk", str(out), "--report", str(report), "--population", str(population), "--json")
+    assert done.returncode == 0, done.stderr
+    j = json.loads(done.stdout)["journalist"]
+    assert j["classes_not_in_population"] == 0
+    assert j["population_rows"] == 400 and j["max"] == pytest.approx(1 / 200)  # two classes of 200 in P
+
+
+def test_kgen_risk_errors_are_one_line(tmp_path: Path) -> None:
+    source = write(tmp_path / "mixed.csv", mixed_table())
+    for args in (["--qi", "a,zz"], ["--qi", "a", "--risk-threshold", "2"], [],
+                 ["--qi", "a", "--sampling-fraction", "0"]):
+        done = run_kgen("risk", str(source), *args)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_risk_figures_match_pycanon(tmp_path: Path, pycanon) -> None:
+    """pycanon's max_rir (1/min class) and number of classes (marketer risk = classes / rows)."""
+    files = [write(tmp_path / "t1.csv", TABLE_1), write(tmp_path / "t2.csv", TABLE_2),
+             write(tmp_path / "mixed.csv", mixed_table())]
+    table = from_mapping({"a": [str(i % 7) for i in range(60)], "b": [str(i % 3) for i in range(60)],
+                          "c": [str(i % 11) for i in range(60)]})
+    result = anonymize(table, Config(qi=["a", "b", "c"], k=3, suppression=0.05,
+                                     hierarchies={"a": "decimal", "b": "flat", "c": "decimal"}))
+    released = tmp_path / "released.csv"
+    released.write_text(format_csv(result.release.columns, result.release.rows()), encoding="utf-8")
+    checks = [(files[0], QIS), (files[1], QIS), (files[2], ["a", "b"]), (released, ["a", "b", "c"])]
+    for path, qis in checks:
+        ours = risk_report(__import__("kgen").read_csv(path), qis)
+        theirs = pycanon([path], qis, measures=["max_rir", "n_ec"], exclude_suppressed=True)[0]
+        assert ours["prosecutor"]["max"] == pytest.approx(theirs["max_rir"])
+        assert ours["marketer"] == pytest.approx(theirs["n_ec"] / theirs["rows"])
+        assert ours["rows_released"] == theirs["rows"]
