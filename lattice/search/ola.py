@@ -8,6 +8,11 @@ below it) is reached this way and is evaluated, so the minimal nodes of the eval
 exactly the k-minimal nodes, and for a loss that never decreases when a level rises the best evaluated
 node is the optimum. Without monotone feasibility tagging is unsound and OLA evaluates the whole box;
 without a monotone loss it also evaluates every node not known infeasible.
+
+A box of more than `max_nodes` nodes (the largest whose tags fit one array) is refused unless a time or
+evaluation limit bounds the run: the number of k-minimal nodes, and with it OLA's work, can grow with the
+box (60 binary QIs: 2^60 nodes); without monotone feasibility it evaluates every node, and the cap is
+exhaustive search's. Under a limit, larger boxes keep sparse tags.
 """
 
 from __future__ import annotations
@@ -16,7 +21,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from lattice.node import Node, height
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+from lattice.search.base import (
+    EVALUATE_ALL_MAX_NODES,
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    guarded,
+    require_limit_beyond,
+)
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags
 
 
@@ -50,19 +63,28 @@ class OLA:
     """Optimal Lattice Anonymization over the problem's box; exact when it completes.
 
     `dense_limit`: boxes with at most this many nodes keep their tags in one array (one byte per node).
+    `max_nodes`: the largest box it accepts without `max_evaluations` or `time_limit`.
     """
 
     dense_limit: int = 1 << 26
+    max_nodes: int = 1 << 26
     name: str = "ola"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        if problem.monotone_feasibility:
+            require_limit_beyond(self.name, problem.box, limits, self.max_nodes,
+                                 "may have to evaluate a large share of them")
+        else:
+            require_limit_beyond(self.name, problem.box, limits, min(self.max_nodes, EVALUATE_ALL_MAX_NODES),
+                                 "evaluates every node when feasibility is not monotone and keeps each evaluation")
         budget = Budget(problem, limits)
         box = problem.box
         tagging = problem.monotone_feasibility
         mode = "tagging" if tagging else "whole box (feasibility not monotone)"
         if tagging and not problem.monotone_loss:
             mode = "tagging, then every node not tagged infeasible (loss not monotone)"
-        params = {"dense_limit": self.dense_limit, "predictive_tagging": tagging, "mode": mode}
+        params = {"dense_limit": self.dense_limit, "max_nodes": self.max_nodes, "predictive_tagging": tagging,
+                  "mode": mode}
         stats = {"visited": 0, "tag_hits": 0, "pruned": 0}
 
         def body(trace: list[dict]) -> None:
