@@ -30,7 +30,7 @@ from lattice.search.base import (
     guarded,
     require_limit_beyond,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags, memo_entries
 
 
 def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[Node]:
@@ -120,6 +120,7 @@ class OLA:
             return feasible
 
         done: set[tuple[Node, Node]] = set()
+        done_limit = memo_entries(2 * box.dims)  # a shortcut only: clearing it costs repeated work, not exactness
         dense = isinstance(tags, DenseTags)
 
         def kmin(bottom: Node, top: Node) -> None:
@@ -129,6 +130,8 @@ class OLA:
             # node of the sub-lattice is tagged, each k-minimal one carries its own evaluation's tag.
             if (bottom, top) in done:
                 return
+            if len(done) >= done_limit:
+                done.clear()
             done.add((bottom, top))
             if tags.get(bottom) == FEASIBLE or (dense and not tags.undecided(bottom, top)):
                 stats["pruned"] += 1
