@@ -76,7 +76,7 @@ class Stopped(str, Enum):
     BUDGET = "budget"  # the distinct-evaluation budget (`max_evaluations`) was used up
     TIME = "time"  # the time limit passed
     STALLED = "stalled"  # KGen only: `max_stall` generations evaluated no new node, or `patience` found no better one
-    INTERRUPTED = "interrupted"  # Ctrl-C (or SIGTERM turned into KeyboardInterrupt) during the search
+    INTERRUPTED = "interrupted"  # a KeyboardInterrupt (Ctrl-C) during the search
 
     def __str__(self) -> str:
         return self.value
@@ -226,18 +226,23 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
 EVALUATE_ALL_MAX_NODES = 1 << 21
 
 
-def require_limit_beyond(name: str, box: Box, limits: Limits, max_nodes: int, why: str) -> None:
+def require_limit_beyond(name: str, box: Box, limits: Limits, max_nodes: int, why: str,
+                         time_only: bool = False) -> None:
     """Refuse (InputError) a box of more than `max_nodes` nodes unless the limits bound the run.
 
     An exact search whose work and memory grow with the box would otherwise run without end (exhaustive
     search on 60 binary QIs has 2^60 nodes): with `--max-evaluations` or `--time-limit` it stops in time and
-    its memory is bounded by the evaluations it can make.
+    its memory is bounded by the evaluations it can make. `time_only`: only a time limit bounds the search
+    (OLA: most of its steps are look-ups of tagged nodes, which an evaluation budget does not count).
     """
-    if box.size <= max_nodes or limits.max_evaluations is not None or limits.time_limit is not None:
+    if box.size <= max_nodes or limits.time_limit is not None or (
+            limits.max_evaluations is not None and not time_only):
         return
+    limit = "--time-limit (an evaluation limit does not bound its tag look-ups)" if time_only else (
+        "--max-evaluations or --time-limit")
     raise InputError(f"the search box has {box.size:,} nodes; '{name}' {why}, so without a limit it handles at "
-                     f"most {max_nodes:,}: give --max-evaluations or --time-limit, use --algorithm kgen (the genetic "
-                     "algorithm), or fewer quasi-identifiers")
+                     f"most {max_nodes:,}: give {limit}, use --algorithm kgen (the genetic algorithm), or fewer "
+                     "quasi-identifiers")
 
 
 def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],
