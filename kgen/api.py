@@ -238,11 +238,12 @@ def no_solution_advice(config: Config, evaluator: NodeEvaluator, least: LeastSup
             f"({evaluator.max_suppressed} of {n} rows)")
     if least.proved:
         where = "the most general node" if e.node == tuple(evaluator.table.heights) else f"node {node}"
-        what = (f"; the fewest rows any node must suppress is {e.suppressed} ({need:.2%}, at {where}). Raise "
-                f"--suppression to at least {enough:.4f}")
+        what = (f"; no node suppresses fewer rows than {where}, which suppresses {e.suppressed} of {n} rows "
+                f"({need:.2%}). Raise --suppression to at least {enough:.4f}")
     else:
-        what = (f"; the most general node suppresses {e.suppressed} rows ({need:.2%}): --suppression {enough:.4f} "
-                f"makes it feasible (a lower node may need less: the lattice is too large to scan for the advice)")
+        what = (f"; the most general node suppresses {e.suppressed} of {n} rows ({need:.2%}): --suppression "
+                f"{enough:.4f} makes it feasible (a lower node may need less: the lattice is too large to scan "
+                "for the advice)")
     return (f"{head}{what}, or relax what breaks there ({breaking_models(evaluator, e.node)}), or use hierarchies "
             "that generalize further")
 
