@@ -136,8 +136,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
     """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
 
-    NoSolutionError when even the top node is infeasible, unless `require_feasible` is False (`kgen apply`
-    evaluates one given node and reports whether it holds)."""
+    NoSolutionError when feasibility is monotone and even the top node is infeasible (then no node is), with
+    the least suppression limit that would help, unless `require_feasible` is False (`kgen apply` evaluates
+    one given node and reports whether it holds). Without monotone feasibility a lower node may be feasible
+    although the top is not: the search decides (`finish`)."""
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)

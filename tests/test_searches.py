@@ -444,7 +444,7 @@ def test_exhaustive_refuses_beyond_its_cap_and_ola_without_monotone_feasibility_
 
     heights = (1,) * 22  # 4,194,304 nodes: above exhaustive's 2^21
     monotone = up_set_problem(heights, [(1,) * 22])
-    with pytest.raises(InputError, match="at most 2,097,152"):
+    with pytest.raises(InputError, match="at most 2,097,152: .* use --algorithm bestfirst"):
         Exhaustive().run(monotone, Limits())
     flat = Problem(Oracle(heights, lambda node: True), Box.full(heights), heights, False, True)
     with pytest.raises(InputError, match="at most 2,097,152"):
@@ -463,6 +463,7 @@ def test_the_cli_refuses_exhaustive_on_60_qis_in_one_line_with_exit_2(tmp_path, 
                          "--output", str(tmp_path / "out.csv"), "--quiet"])
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1 and "--time-limit" in err and "kgen" in err, err
+        assert "bestfirst" not in err  # 2^60 nodes: too many for best-first search too
     assert not (tmp_path / "out.csv").exists()
 
 

@@ -224,25 +224,31 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
 # the budget and by the evaluator's cache, about 1 KB per node measured at 20 to 60 QIs), so 2^21 nodes is
 # about 2 GB.
 EVALUATE_ALL_MAX_NODES = 1 << 21
+# The largest box best-first search accepts (a tag byte and an 8-byte key per node).
+BESTFIRST_MAX_NODES = 1 << 25
 
 
-def require_limit_beyond(name: str, box: Box, limits: Limits, max_nodes: int, why: str,
+def require_limit_beyond(name: str, problem: Problem, limits: Limits, max_nodes: int, why: str,
                          time_only: bool = False) -> None:
     """Refuse (InputError) a box of more than `max_nodes` nodes unless the limits bound the run.
 
     An exact search whose work and memory grow with the box would otherwise run without end (exhaustive
     search on 60 binary QIs has 2^60 nodes): with `--max-evaluations` or `--time-limit` it stops in time and
     its memory is bounded by the evaluations it can make. `time_only`: only a time limit bounds the search
-    (OLA: most of its steps are look-ups of tagged nodes, which an evaluation budget does not count).
+    (OLA: most of its steps are look-ups of tagged nodes, which an evaluation budget does not count). The
+    message names what would help: a limit, best-first search when it takes the box, KGen, fewer QIs.
     """
+    box = problem.box
     if box.size <= max_nodes or limits.time_limit is not None or (
             limits.max_evaluations is not None and not time_only):
         return
     limit = "--time-limit (an evaluation limit does not bound its tag look-ups)" if time_only else (
         "--max-evaluations or --time-limit")
+    exact = name != "bestfirst" and problem.monotone_feasibility and box.size <= BESTFIRST_MAX_NODES
+    other = "--algorithm bestfirst (exact, evaluates far fewer nodes) or kgen" if exact else (
+        "--algorithm kgen (the genetic algorithm)")
     raise InputError(f"the search box has {box.size:,} nodes; '{name}' {why}, so without a limit it handles at "
-                     f"most {max_nodes:,}: give {limit}, use --algorithm kgen (the genetic algorithm), or fewer "
-                     "quasi-identifiers")
+                     f"most {max_nodes:,}: give {limit}, use {other}, or fewer quasi-identifiers")
 
 
 def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],

@@ -30,6 +30,7 @@ from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node
 from lattice.search.base import (
+    BESTFIRST_MAX_NODES,
     EVALUATE_ALL_MAX_NODES,
     Budget,
     Limits,
@@ -68,7 +69,7 @@ class BestFirst:
     infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
     """
 
-    max_nodes: int = 1 << 25
+    max_nodes: int = BESTFIRST_MAX_NODES
     chunk: int = 4096
     split: float = 0.85
     name: str = "bestfirst"
@@ -79,7 +80,7 @@ class BestFirst:
             raise InputError(f"the search box has {box.size:,} nodes; the exact search 'bestfirst' handles at "
                              f"most {self.max_nodes:,}: use 'kgen' (the genetic algorithm) for this many QIs")
         if not problem.monotone_feasibility:  # no tagging: it may evaluate (and keep) every node
-            require_limit_beyond(self.name, box, limits, EVALUATE_ALL_MAX_NODES,
+            require_limit_beyond(self.name, problem, limits, EVALUATE_ALL_MAX_NODES,
                                  "may evaluate every node when feasibility is not monotone and keeps each evaluation")
         budget = Budget(problem, limits)
         log_order = bool(getattr(problem, "loss_is_log", False))

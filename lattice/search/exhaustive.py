@@ -32,7 +32,7 @@ class Exhaustive:
     name: str = "exhaustive"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        require_limit_beyond(self.name, problem.box, limits, self.max_nodes,
+        require_limit_beyond(self.name, problem, limits, self.max_nodes,
                              "evaluates every node and keeps each evaluation (about 1 KB)")
         budget = Budget(problem, limits)
 

@@ -74,10 +74,10 @@ class OLA:
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         if problem.monotone_feasibility:
-            require_limit_beyond(self.name, problem.box, limits, self.max_nodes,
+            require_limit_beyond(self.name, problem, limits, self.max_nodes,
                                  "may have to visit a large share of them", time_only=True)
         else:
-            require_limit_beyond(self.name, problem.box, limits, min(self.max_nodes, EVALUATE_ALL_MAX_NODES),
+            require_limit_beyond(self.name, problem, limits, min(self.max_nodes, EVALUATE_ALL_MAX_NODES),
                                  "evaluates every node when feasibility is not monotone and keeps each evaluation")
         budget = Budget(problem, limits)
         box = problem.box
