@@ -391,7 +391,8 @@ def finish(prepared: Prepared, result: SearchResult) -> Result:
             raise NoSolutionError(no_solution_advice(config, prepared.evaluator, least), file=prepared.table.source)
         raise NoSolutionError(f"the search ({result.algorithm}, stopped: {result.stopped}) found no feasible "
                               f"node in {result.evaluations} evaluations; raise --max-evaluations or "
-                              "--time-limit, or use an exact algorithm")
+                              "--time-limit, or use another algorithm (bestfirst is exact and evaluates the fewest "
+                              "nodes): a search that did not complete does not prove that no node is feasible")
     evaluation = result.best
     suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
     released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)
