@@ -29,7 +29,7 @@ from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP, Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
-from lattice.search.base import Evaluator, Limits, Problem, SearchResult
+from lattice.search.base import Evaluator, Limits, Problem, SearchResult, Stopped
 
 SUPPRESSED = "*"
 
@@ -86,7 +86,7 @@ def validate(table: Table, config: Config) -> None:
         if column not in config.qi:
             raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier",
                              column=column)
-    if config.k > table.n:
+    if config.k > table.n and config.suppression < 1.0:  # with t = 1, as with k = n: every row may be suppressed
         raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
                          "be k-anonymous", file=table.source)
     parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
@@ -212,8 +212,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
     """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
 
-    NoSolutionError when even the top node is infeasible, unless `require_feasible` is False (`kgen apply`
-    evaluates one given node and reports whether it holds)."""
+    NoSolutionError when feasibility is monotone and even the top node is infeasible (then no node is), with
+    the least suppression limit that would help, unless `require_feasible` is False (`kgen apply` evaluates
+    one given node and reports whether it holds). Without monotone feasibility a lower node may be feasible
+    although the top is not: the search decides (`finish`)."""
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
@@ -233,21 +235,95 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
                               config.suppression, objective if objective is not None else make_objective(config.metric),
                               config.kernel)  # type: ignore[arg-type]
     heights = encoded.heights
-    if require_feasible and not evaluator.feasible(heights):
-        raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n), file=table.source)
+    # Only with monotone feasibility does an infeasible top prove that no node is feasible; otherwise (t > 0
+    # with entropy or recursive l-diversity or t-closeness) a lower node may be, and the search decides (finish).
+    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(heights):
+        raise NoSolutionError(no_solution_advice(config, evaluator, least_suppressed(evaluator, heights)),
+                              file=table.source)
     box = Box(minimum_levels(heights, evaluator.feasible), heights) if (
         config.prune and evaluator.monotone_feasibility) else Box.full(heights)
     return Prepared(table, config, hierarchies, sources, qi_values, encoded, evaluator, box,
                     time.perf_counter() - start)
 
 
-def no_solution_advice(config: Config, top: Evaluation, n: int) -> str:
-    need = top.suppressed / n if n else 0.0
-    enough = math.ceil(need * 10_000 - 1e-9) / 10_000  # rounded up: floor(enough * n) must reach top.suppressed
-    return (f"no transformation satisfies the privacy model: even the most general node suppresses "
-            f"{top.suppressed} of {n} rows ({need:.2%}) with suppression limit {config.suppression:.2%}. "
-            f"Raise --suppression to at least {enough:.4f}, lower k (or l, or raise t), or use hierarchies "
-            f"that generalize to a single value at the top")
+# The largest lattice scanned to find the fewest rows any node must suppress when the privacy models are not
+# monotone under suppression (their top node need not be the one suppressing least).
+ADVICE_SCAN_NODES = 4096
+
+
+@dataclass(frozen=True)
+class LeastSuppressed:
+    """The node found to suppress the fewest rows, and whether that is proved the least of the lattice."""
+
+    evaluation: Evaluation
+    proved: bool
+    nodes: int  # how many nodes were looked at
+
+
+def least_suppressed(evaluator: NodeEvaluator, heights: Node, scan: int = ADVICE_SCAN_NODES) -> LeastSuppressed:
+    """The node of the lattice [0, heights] that suppresses the fewest rows.
+
+    Under models that stay monotone with suppression (k-anonymity, distinct l-diversity) generalizing never
+    adds a violating row, so the top node is the answer. Otherwise every node of a lattice of at most `scan`
+    nodes is evaluated; a larger lattice gives the top node, not proved least."""
+    top = evaluator.evaluate(heights)
+    if all(m.monotone_with_suppression for m in evaluator.models):
+        return LeastSuppressed(top, True, 1)
+    lattice = Box.full(heights)
+    if lattice.size > scan:
+        return LeastSuppressed(top, False, 1)
+    best = top
+    for node in lattice.nodes():
+        e = evaluator.evaluate(node)
+        if (e.suppressed, e.loss, e.node) < (best.suppressed, best.loss, best.node):
+            best = e
+    return LeastSuppressed(best, True, lattice.size)
+
+
+def model_text(description: dict) -> str:
+    """A privacy model's description (`describe()`) in words: "entropy l-diversity of 's' (l = 2)"."""
+    d = description
+    if d.get("model") == "l-diversity":
+        name = f"{d['variant']} l-diversity"
+        settings = [f"l = {d['l']:g}"] + ([f"c = {d['c']:g}"] if d.get("c") is not None else [])
+    else:
+        name = str(d.get("model"))
+        settings = [f"{key} = {value}" for key, value in d.items() if key not in ("model", "sensitive")]
+    on = f" of {d['sensitive']!r}" if "sensitive" in d else ""
+    return f"{name}{on} ({', '.join(settings)})"
+
+
+def breaking_models(evaluator: NodeEvaluator, node: Node) -> str:
+    """The privacy models that break at a node, each with the rows it alone would suppress there."""
+    partition = evaluator.partition(node, with_rows=True)
+    parts = []
+    for model in evaluator.models:
+        rows = int(partition.sizes[model.violating(partition, evaluator.table)].sum())
+        if rows:
+            parts.append(f"{model_text(model.describe())}: {rows} row{'s' if rows != 1 else ''}")
+    return ", ".join(parts)
+
+
+def no_solution_advice(config: Config, evaluator: NodeEvaluator, least: LeastSuppressed) -> str:
+    """Why no node is feasible and what would make one feasible: the suppression limit that the node suppressing
+    fewest rows needs (computed, not guessed), and which models break there."""
+    n = evaluator.table.n
+    e = least.evaluation
+    need = e.suppressed / n if n else 0.0
+    enough = math.ceil(need * 10_000 - 1e-9) / 10_000  # rounded up: floor(enough * n) must reach e.suppressed
+    node = list(e.node)
+    head = (f"no transformation satisfies the privacy model with suppression limit {config.suppression:.2%} "
+            f"({evaluator.max_suppressed} of {n} rows)")
+    if least.proved:
+        where = "the most general node" if e.node == tuple(evaluator.table.heights) else f"node {node}"
+        what = (f"; no node suppresses fewer rows than {where}, which suppresses {e.suppressed} of {n} rows "
+                f"({need:.2%}). Raise --suppression to at least {enough:.4f}")
+    else:
+        what = (f"; the most general node suppresses {e.suppressed} of {n} rows ({need:.2%}): --suppression "
+                f"{enough:.4f} makes it feasible (a lower node may need less: the lattice is too large to scan "
+                "for the advice)")
+    return (f"{head}{what}, or relax what breaks there ({breaking_models(evaluator, e.node)}), or use hierarchies "
+            "that generalize further")
 
 
 def search(prepared: Prepared, progress: Callable[[int, object], None] | None = None) -> SearchResult:
@@ -414,12 +490,19 @@ def anonymize(data: object, config: Config, progress: Callable[[int, object], No
 
 
 def finish(prepared: Prepared, result: SearchResult) -> Result:
-    """Release the best node of a search with its report; NoSolutionError if it found none."""
+    """Release the best node of a search with its report; NoSolutionError if it found none.
+
+    "No solution" is stated only when the search proves it (it completed: with feasibility not monotone,
+    `prepare` leaves the decision to the search), with the suppression limit that the closest node needs."""
     config = prepared.config
     if result.best is None:
+        if result.stopped == Stopped.COMPLETE and result.closest is not None:
+            least = LeastSuppressed(result.closest, True, result.evaluations)
+            raise NoSolutionError(no_solution_advice(config, prepared.evaluator, least), file=prepared.table.source)
         raise NoSolutionError(f"the search ({result.algorithm}, stopped: {result.stopped}) found no feasible "
                               f"node in {result.evaluations} evaluations; raise --max-evaluations or "
-                              "--time-limit, or use an exact algorithm")
+                              "--time-limit, or use another algorithm (bestfirst is exact and evaluates the fewest "
+                              "nodes): a search that did not complete does not prove that no node is feasible")
     evaluation = result.best
     suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
     released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)

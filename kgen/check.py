@@ -19,12 +19,19 @@ SUPPRESSED = "*"
 
 @dataclass
 class CheckResult:
-    """`classes` and `smallest_class` describe the released rows (suppressed ones only when they are at least k
-    and so form a class of their own); on failure the smallest class is below k.
-    `violating_rows`: 1-based rows that are released (not `*` in every QI) in a class smaller than k: any
-    one of them fails the check, whatever the suppression limit (the limit allows suppressing rows, not
-    publishing them unprotected). `suppressed_rows`: rows with `*` in every QI; when they are fewer than k
-    they are not a class of their own and must be at most `allowed` = floor(t * rows)."""
+    """The verdict on a released table, counted the way `kgen anonymize` reports its release.
+
+    A row with `*` in every QI is a suppressed row, as kgen writes them, or a row generalized to a `*` top in
+    every QI: the file cannot tell which. While there are at most `allowed` = floor(t * rows) of them they are
+    the suppressed rows (`suppressed_rows`): like the report's `suppressed`, they are not a class and need meet
+    no requirement. Beyond the limit they cannot all be suppressed, so they are taken as one class of their own
+    (`starred_class`), which must then meet k and every rule like any other class.
+
+    `classes` and `smallest_class` describe the released classes (the `*` rows only when `starred_class`),
+    which is the report's `classes` and `smallest_class` for kgen's releases. `violating_rows`: 1-based rows
+    not `*` in every QI that are in a class breaking the model: any one of them fails the check, whatever the
+    suppression limit (the limit allows suppressing rows, not publishing them unprotected).
+    """
 
     rows: int
     k: int
@@ -34,13 +41,27 @@ class CheckResult:
     violating_rows: list[int]
     allowed: int
     details: dict = field(default_factory=dict)
-    # with sensitive rules: whether the suppressed rows meet every requirement and so form a class (None: >= k)
-    suppressed_class_ok: bool | None = None
+    starred_rows: int = 0  # rows with `*` in every QI (suppressed, or one class when beyond the limit)
+    starred_class: bool = False  # the `*` rows exceed the limit and form a class that meets the model
 
     @property
     def passed(self) -> bool:
-        own_class = self.suppressed_rows >= self.k if self.suppressed_class_ok is None else self.suppressed_class_ok
-        return not self.violating_rows and (own_class or self.suppressed_rows <= self.allowed)
+        return not self.violating_rows and self.suppressed_rows <= self.allowed
+
+    def summary(self, source: str, rules: bool) -> str:
+        """The one-line verdict of `kgen check`: PASS or FAIL with the counts behind it."""
+        broken = "that break the model" if rules else "smaller than k"
+        if self.starred_class:
+            starred = (f"{self.starred_rows} rows with * in every QI, more than the {self.allowed} that may be "
+                       "suppressed: counted as one class (it meets the model), none suppressed")
+        elif self.starred_rows > self.allowed:
+            starred = (f"{self.starred_rows} rows with * in every QI, more than the {self.allowed} that may be "
+                       "suppressed, and as one class they break the model")
+        else:
+            starred = f"{self.suppressed_rows} suppressed rows (* in every QI), {self.allowed} allowed"
+        return (f"{'PASS' if self.passed else 'FAIL'}: {source}: {self.rows} rows, {self.classes} classes, smallest "
+                f"class {self.smallest_class}, k = {self.k}; {len(self.violating_rows)} released rows in classes "
+                f"{broken}; {starred}")
 
 
 def column_codes(values: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
@@ -230,6 +251,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     classes = group_codes(table, qis)
     sizes = np.bincount(classes)
     starred = suppressed_mask(table, qis)
+    starred_rows = int(starred.sum())
     bad_class = sizes < k
     measures = {}
     for rule in rules:
@@ -238,8 +260,11 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         bad_class |= rule_violations(rule, measures[rule.column])
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
-    released = ~(small & starred)  # a group of suppressed rows that breaks the model is not a class
-    released_sizes = np.bincount(classes[released]) if released.any() else np.zeros(0, dtype=np.int64)
+    # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
+    within = starred_rows <= allowed
+    starred_class = not within and not small[starred].any()
+    released = ~starred | starred_class
+    released_sizes = np.bincount(classes[released], minlength=sizes.size)
     released_sizes = released_sizes[released_sizes > 0]
     kept = np.zeros(bad_class.size, dtype=bool)
     kept[classes[released]] = True
@@ -247,9 +272,9 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     return CheckResult(
         rows=n, k=k, classes=int(released_sizes.size),
         smallest_class=int(released_sizes.min()) if released_sizes.size else 0,
-        suppressed_rows=int(starred.sum()),
+        suppressed_rows=0 if starred_class else starred_rows,
         violating_rows=violating.tolist(), allowed=allowed, details=details,
-        suppressed_class_ok=None if not rules else bool(starred.any() and not small[starred].any()),
+        starred_rows=starred_rows, starred_class=starred_class,
     )
 
 

@@ -525,11 +525,7 @@ def run_check(args: argparse.Namespace) -> int:
     table = read_input(args.input, args.separator, len(args.qi))
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
-    status = "PASS" if result.passed else "FAIL"
-    broken = "that break the model" if rules else "smaller than k"
-    print(f"{status}: {args.input}: {result.rows} rows, {result.classes} classes, smallest class "
-          f"{result.smallest_class}, k = {result.k}; {len(result.violating_rows)} released rows in classes "
-          f"{broken}; {result.suppressed_rows} suppressed rows, {result.allowed} allowed")
+    print(result.summary(args.input, bool(rules)))
     if result.violating_rows:
         shown = result.violating_rows[: args.show]
         more = len(result.violating_rows) - len(shown)
@@ -538,8 +534,7 @@ def run_check(args: argparse.Namespace) -> int:
         if f.get("classes"):
             print(f"  {column}: distinct l {f['min_distinct_l']}, entropy l {f['min_entropy_l']:.3f}, "
                   f"t equal {f['max_t_equal']:.4f}, t ordered {f['max_t_ordered']:.4f} (released classes)")
-    own_class = result.suppressed_rows >= result.k if result.suppressed_class_ok is None else result.suppressed_class_ok
-    if not own_class and result.suppressed_rows > result.allowed:
+    if result.suppressed_rows > result.allowed:
         print(f"  {result.suppressed_rows} suppressed rows exceed the limit of {result.allowed}")
     return 0 if result.passed else 1
 

@@ -563,7 +563,8 @@ def test_sigint_to_a_running_kgen_process_exits_130_with_the_best_so_far(tmp_pat
     master, slave = pty.openpty()  # stderr on a terminal, so the progress bar shows when the search runs
     process = subprocess.Popen(
         [sys.executable, "-m", "kgen", "anonymize", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
-         "--algorithm", "exhaustive", "--no-prune", "--output", str(tmp_path / "out.csv")],
+         "--algorithm", "exhaustive", "--no-prune", "--time-limit", "3600",  # a box this large needs a limit
+         "--output", str(tmp_path / "out.csv")],
         stdout=subprocess.PIPE, stderr=slave, cwd=tmp_path,
         # a runner started in the background inherits SIGINT as ignored, and Python keeps it so: give the child
         # the disposition of a terminal, where Ctrl-C interrupts

@@ -393,3 +393,85 @@ def test_cli_refuses_ga_options_for_other_algorithms(tmp_path, capsys, adult_csv
                      "--k", "5", "--algorithm", "ola", "--population", "12", "--output", str(tmp_path / "o.csv")])
     assert code == 2
     assert "population" in capsys.readouterr().err
+
+
+# --- how a search ends, and boxes it cannot finish ----------------------------------------------------------
+
+def test_every_stop_value_is_documented_in_docs_search_md():
+    from lattice.search.base import Stopped
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "search.md").read_text()
+    section = text[text.index("## How a search ends"):]
+    for value in Stopped:
+        assert f"`{value.value}`" in section, value
+
+
+def test_stop_values_are_strings_in_reports_and_text():
+    from lattice.search.base import Stopped
+
+    result = Exhaustive().run(up_set_problem((1, 1), [(1, 0)]), Limits())
+    assert result.stopped is Stopped.COMPLETE and result.stopped == "complete"
+    assert json.dumps({"stopped": result.stopped}) == '{"stopped": "complete"}'
+    assert f"{result.stopped}" == str(result.stopped) == "complete"
+
+
+@pytest.mark.parametrize("limits", [Limits(max_evaluations=40), Limits(time_limit=0.3)])
+def test_exhaustive_runs_a_huge_box_only_under_a_limit(limits):
+    from lattice.errors import InputError
+
+    problem = up_set_problem((1,) * 60, [(1,) * 30 + (0,) * 30])  # 2^60 nodes
+    with pytest.raises(InputError, match="--max-evaluations or --time-limit"):
+        Exhaustive().run(problem, Limits())
+    result = Exhaustive().run(problem, limits)
+    assert result.stopped == ("budget" if limits.max_evaluations else "time")
+    assert limits.max_evaluations is None or result.evaluations == 40
+
+
+def test_ola_runs_a_huge_box_only_under_a_time_limit():
+    """An evaluation budget does not bound OLA: on this box it made 21 evaluations and 90,112 tag look-ups in
+    10 s without reaching a budget of 40."""
+    from lattice.errors import InputError
+
+    problem = up_set_problem((1,) * 60, [(1,) * 30 + (0,) * 30])
+    for limits in (Limits(), Limits(max_evaluations=40)):
+        with pytest.raises(InputError, match="give --time-limit"):
+            OLA().run(problem, limits)
+    assert OLA().run(problem, Limits(time_limit=0.3)).stopped == "time"
+
+
+def test_exhaustive_refuses_beyond_its_cap_and_ola_without_monotone_feasibility_too():
+    from lattice.errors import InputError
+
+    heights = (1,) * 22  # 4,194,304 nodes: above exhaustive's 2^21
+    monotone = up_set_problem(heights, [(1,) * 22])
+    with pytest.raises(InputError, match="at most 2,097,152: .* use --algorithm bestfirst"):
+        Exhaustive().run(monotone, Limits())
+    flat = Problem(Oracle(heights, lambda node: True), Box.full(heights), heights, False, True)
+    with pytest.raises(InputError, match="at most 2,097,152"):
+        OLA().run(flat, Limits())
+    assert OLA(max_nodes=1 << 22).run(up_set_problem((1,) * 12, [(1,) * 12]), Limits()).stopped == "complete"
+
+
+def test_the_cli_refuses_exhaustive_on_60_qis_in_one_line_with_exit_2(tmp_path, capsys):
+    rng = random.Random(1)
+    names = [f"c{i}" for i in range(60)]
+    rows = [",".join(rng.choice("01") for _ in names) for _ in range(30)]
+    source = tmp_path / "wide.csv"
+    source.write_text(",".join(names) + "\n" + "\n".join(rows) + "\n")
+    for algorithm in ("exhaustive", "ola"):
+        code = cli.main(["anonymize", str(source), "--qi", ",".join(names), "--k", "2", "--algorithm", algorithm,
+                         "--output", str(tmp_path / "out.csv"), "--quiet"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and len(err.splitlines()) == 1 and "--time-limit" in err and "kgen" in err, err
+        assert "bestfirst" not in err  # 2^60 nodes: too many for best-first search too
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_sparse_tags_keep_their_memo_bounded():
+    tags = SparseTags(4)
+    tags.memo_limit = 50
+    tags.tag((1, 1, 1, 1), True)
+    for node in Box.full((3, 3, 3, 3)).nodes():
+        tags.get(node)
+        assert len(tags.decided) <= 50
+    assert tags.get((2, 2, 2, 2)) == 1 and tags.get((0, 0, 0, 0)) == 0  # answers unchanged by clearing

@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 import numpy as np
 
 from lattice.box import Box
+from lattice.errors import InputError
 from lattice.node import Node
 
 
@@ -64,22 +66,44 @@ class Limits:
     on_progress: Callable[[int, Evaluation | None], None] | None = None
 
 
+class Stopped(str, Enum):
+    """Why a search ended: every value a search can report (the report's `stopped`).
+
+    A str, so it compares equal to its value and is written as that value in JSON and text.
+    """
+
+    COMPLETE = "complete"  # the search ran to its end (or evaluated every node of its box): exact for exact searches
+    BUDGET = "budget"  # the distinct-evaluation budget (`max_evaluations`) was used up
+    TIME = "time"  # the time limit passed
+    STALLED = "stalled"  # KGen only: `max_stall` generations evaluated no new node, or `patience` found no better one
+    INTERRUPTED = "interrupted"  # a KeyboardInterrupt (Ctrl-C) during the search
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
 @dataclass
 class SearchResult:
-    """The result of a search. `best` is None when no feasible node was found."""
+    """The result of a search. `best` is None when no feasible node was found; `stopped` says why it ended."""
 
     algorithm: str
     best: Any
     minimal: list[Node]
     evaluations: int
     seconds: float
-    stopped: str  # "complete", "budget", "time" or "interrupted"
+    stopped: Stopped
     trace: list[dict] = field(default_factory=list)
     params: dict = field(default_factory=dict)
+    # the evaluated node with the least LOS (then least loss, then smaller node): when nothing feasible was
+    # found, the node that came closest, i.e. the fewest rows a larger suppression limit must allow
+    closest: Any = None
 
     @property
     def exact(self) -> bool:
-        return self.stopped == "complete"
+        return self.stopped == Stopped.COMPLETE
 
 
 class Search(Protocol):
@@ -91,13 +115,17 @@ class Search(Protocol):
 class StopSearch(Exception):
     """Raised by the Budget when the evaluation budget or the time limit is used up."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: Stopped) -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason = Stopped(reason)
 
 
 def objective_key(e: Evaluation) -> tuple:
     return (e.loss, e.los, tuple(e.node))
+
+
+def closeness_key(e: Evaluation) -> tuple:
+    return (e.los, e.loss, tuple(e.node))
 
 
 class Budget:
@@ -108,6 +136,7 @@ class Budget:
         self.cache: dict[Node, Evaluation] = {}
         self.feasible: list[Node] = []
         self.best: Evaluation | None = None
+        self.closest: Evaluation | None = None
         self.start = time.perf_counter()
         self.box_size = problem.box.size
         self.in_box = 0
@@ -126,7 +155,7 @@ class Budget:
 
     def check_time(self) -> None:
         if self.limits.time_limit is not None and self.seconds > self.limits.time_limit:
-            raise StopSearch("time")
+            raise StopSearch(Stopped.TIME)
 
     def known(self, node: Node) -> Evaluation | None:
         return self.cache.get(node)
@@ -158,23 +187,25 @@ class Budget:
             if self.limits.on_progress is not None:
                 self.limits.on_progress(self.evaluations, self.best)
             if self.in_box >= self.box_size:
-                raise StopSearch("complete")
+                raise StopSearch(Stopped.COMPLETE)
         if short:
-            raise StopSearch("budget")
+            raise StopSearch(Stopped.BUDGET)
         return [self.cache[n] for n in nodes]
 
     def _archive(self, node: Node, e: Evaluation) -> None:
         self.cache[node] = e
         self.in_box += node in self.problem.box
+        if self.closest is None or closeness_key(e) < closeness_key(self.closest):
+            self.closest = e
         if e.feasible:
             self.feasible.append(node)
             if self.best is None or objective_key(e) < objective_key(self.best):
                 self.best = e
 
-    def result(self, algorithm: str, stopped: str, trace: list[dict] | None = None,
+    def result(self, algorithm: str, stopped: Stopped, trace: list[dict] | None = None,
                params: dict | None = None) -> SearchResult:
         return SearchResult(algorithm, self.best, minimal_nodes(self.feasible), self.evaluations,
-                            self.seconds, stopped, trace or [], params or {})
+                            self.seconds, stopped, trace or [], params or {}, self.closest)
 
 
 def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
@@ -189,6 +220,37 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
     return sorted(tuple(int(v) for v in row) for row in minimal)
 
 
+# The largest box a search that may evaluate every node accepts without a limit: every evaluation is kept (by
+# the budget and by the evaluator's cache, about 1 KB per node measured at 20 to 60 QIs), so 2^21 nodes is
+# about 2 GB.
+EVALUATE_ALL_MAX_NODES = 1 << 21
+# The largest box best-first search accepts (a tag byte and an 8-byte key per node).
+BESTFIRST_MAX_NODES = 1 << 25
+
+
+def require_limit_beyond(name: str, problem: Problem, limits: Limits, max_nodes: int, why: str,
+                         time_only: bool = False) -> None:
+    """Refuse (InputError) a box of more than `max_nodes` nodes unless the limits bound the run.
+
+    An exact search whose work and memory grow with the box would otherwise run without end (exhaustive
+    search on 60 binary QIs has 2^60 nodes): with `--max-evaluations` or `--time-limit` it stops in time and
+    its memory is bounded by the evaluations it can make. `time_only`: only a time limit bounds the search
+    (OLA: most of its steps are look-ups of tagged nodes, which an evaluation budget does not count). The
+    message names what would help: a limit, best-first search when it takes the box, KGen, fewer QIs.
+    """
+    box = problem.box
+    if box.size <= max_nodes or limits.time_limit is not None or (
+            limits.max_evaluations is not None and not time_only):
+        return
+    limit = "--time-limit (an evaluation limit does not bound its tag look-ups)" if time_only else (
+        "--max-evaluations or --time-limit")
+    exact = name != "bestfirst" and problem.monotone_feasibility and box.size <= BESTFIRST_MAX_NODES
+    other = "--algorithm bestfirst (exact, evaluates far fewer nodes) or kgen" if exact else (
+        "--algorithm kgen (the genetic algorithm)")
+    raise InputError(f"the search box has {box.size:,} nodes; '{name}' {why}, so without a limit it handles at "
+                     f"most {max_nodes:,}: give {limit}, use {other}, or fewer quasi-identifiers")
+
+
 def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],
             params: dict | None = None) -> SearchResult:
     """Run `body(trace)`; a budget or time stop, or Ctrl-C, ends it with the best result so far.
@@ -198,9 +260,9 @@ def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],
     trace: list[dict] = []
     try:
         body(trace)
-        stopped = "complete"
+        stopped = Stopped.COMPLETE
     except StopSearch as stop:
         stopped = stop.reason
     except KeyboardInterrupt:
-        stopped = "interrupted"
+        stopped = Stopped.INTERRUPTED
     return budget.result(algorithm, stopped, trace, params)

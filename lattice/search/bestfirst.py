@@ -29,7 +29,16 @@ import numpy as np
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+from lattice.search.base import (
+    BESTFIRST_MAX_NODES,
+    EVALUATE_ALL_MAX_NODES,
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    guarded,
+    require_limit_beyond,
+)
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags
 
 
@@ -54,12 +63,13 @@ def log_keys(box: Box, heights: Node) -> np.ndarray:
 class BestFirst:
     """Exact search in increasing LOG with predictive tagging (see the module doc).
 
-    `max_nodes`: the largest box it accepts (it keeps a tag byte and an 8-byte key per node). `split`: where
+    `max_nodes`: the largest box it accepts (it keeps a tag byte and an 8-byte key per node); without
+    monotone feasibility, boxes beyond exhaustive search's cap need a time or evaluation limit. `split`: where
     on an unknown stretch of a climb a node is probed (0.5 = binary search; higher leans to maximal
     infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
     """
 
-    max_nodes: int = 1 << 25
+    max_nodes: int = BESTFIRST_MAX_NODES
     chunk: int = 4096
     split: float = 0.85
     name: str = "bestfirst"
@@ -69,6 +79,9 @@ class BestFirst:
         if box.size > self.max_nodes:
             raise InputError(f"the search box has {box.size:,} nodes; the exact search 'bestfirst' handles at "
                              f"most {self.max_nodes:,}: use 'kgen' (the genetic algorithm) for this many QIs")
+        if not problem.monotone_feasibility:  # no tagging: it may evaluate (and keep) every node
+            require_limit_beyond(self.name, problem, limits, EVALUATE_ALL_MAX_NODES,
+                                 "may evaluate every node when feasibility is not monotone and keeps each evaluation")
         budget = Budget(problem, limits)
         log_order = bool(getattr(problem, "loss_is_log", False))
         tagging = problem.monotone_feasibility

@@ -28,7 +28,7 @@ from deap import base
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 from lattice.search import operators
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
+from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, Stopped, StopSearch, guarded
 from lattice.search.tags import FEASIBLE, INFEASIBLE, SparseTags
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -390,12 +390,12 @@ class _Run:
                 stall = stall + 1 if budget.evaluations == seen else 0
                 seen = budget.evaluations
                 if stall >= ga.max_stall:
-                    raise StopSearch("stalled")
+                    raise StopSearch(Stopped.STALLED)
                 key = None if budget.best is None else (budget.best.loss, budget.best.los, budget.best.node)
                 if key != best_key:
                     best_key, improved = key, generation
                 elif ga.patience and generation - improved >= ga.patience:
-                    raise StopSearch("stalled")
+                    raise StopSearch(Stopped.STALLED)
         except StopSearch:
             if not trace or trace[-1]["evaluations"] != budget.evaluations:
                 record()

@@ -8,6 +8,13 @@ below it) is reached this way and is evaluated, so the minimal nodes of the eval
 exactly the k-minimal nodes, and for a loss that never decreases when a level rises the best evaluated
 node is the optimum. Without monotone feasibility tagging is unsound and OLA evaluates the whole box;
 without a monotone loss it also evaluates every node not known infeasible.
+
+A box of more than `max_nodes` nodes (the largest whose tags fit one array) is refused unless a time limit
+bounds the run: the number of k-minimal nodes, and with it OLA's work, can grow with the box (60 binary QIs:
+2^60 nodes), and most of that work is look-ups of tagged nodes, which an evaluation budget does not count
+(with `max_evaluations=40` alone, OLA on 60 binary QIs had made 21 evaluations and 90,112 tag look-ups after
+10 s, and ran on). Without monotone feasibility it evaluates every node, and the cap is exhaustive search's
+(either limit). Under a time limit, larger boxes keep sparse tags.
 """
 
 from __future__ import annotations
@@ -16,8 +23,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from lattice.node import Node, height
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags
+from lattice.search.base import (
+    EVALUATE_ALL_MAX_NODES,
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    guarded,
+    require_limit_beyond,
+)
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags, memo_entries
 
 
 def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[Node]:
@@ -50,19 +65,28 @@ class OLA:
     """Optimal Lattice Anonymization over the problem's box; exact when it completes.
 
     `dense_limit`: boxes with at most this many nodes keep their tags in one array (one byte per node).
+    `max_nodes`: the largest box it accepts without a `time_limit`.
     """
 
     dense_limit: int = 1 << 26
+    max_nodes: int = 1 << 26
     name: str = "ola"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        if problem.monotone_feasibility:
+            require_limit_beyond(self.name, problem, limits, self.max_nodes,
+                                 "may have to visit a large share of them", time_only=True)
+        else:
+            require_limit_beyond(self.name, problem, limits, min(self.max_nodes, EVALUATE_ALL_MAX_NODES),
+                                 "evaluates every node when feasibility is not monotone and keeps each evaluation")
         budget = Budget(problem, limits)
         box = problem.box
         tagging = problem.monotone_feasibility
         mode = "tagging" if tagging else "whole box (feasibility not monotone)"
         if tagging and not problem.monotone_loss:
             mode = "tagging, then every node not tagged infeasible (loss not monotone)"
-        params = {"dense_limit": self.dense_limit, "predictive_tagging": tagging, "mode": mode}
+        params = {"dense_limit": self.dense_limit, "max_nodes": self.max_nodes, "predictive_tagging": tagging,
+                  "mode": mode}
         stats = {"visited": 0, "tag_hits": 0, "pruned": 0}
 
         def body(trace: list[dict]) -> None:
@@ -98,6 +122,7 @@ class OLA:
             return feasible
 
         done: set[tuple[Node, Node]] = set()
+        done_limit = memo_entries(2 * box.dims)  # a shortcut only: clearing it costs repeated work, not exactness
         dense = isinstance(tags, DenseTags)
 
         def kmin(bottom: Node, top: Node) -> None:
@@ -107,6 +132,8 @@ class OLA:
             # node of the sub-lattice is tagged, each k-minimal one carries its own evaluation's tag.
             if (bottom, top) in done:
                 return
+            if len(done) >= done_limit:
+                done.clear()
             done.add((bottom, top))
             if tags.get(bottom) == FEASIBLE or (dense and not tags.undecided(bottom, top)):
                 stats["pruned"] += 1

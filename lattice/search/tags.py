@@ -13,6 +13,13 @@ from lattice.box import Box
 from lattice.node import Node
 
 FEASIBLE, UNKNOWN, INFEASIBLE = 1, 0, -1
+MEMO_BYTES = 64 << 20
+
+
+def memo_entries(dims: int, budget: int = MEMO_BYTES) -> int:
+    """How many node-keyed memo entries fit in `budget` bytes (a tuple of `dims` ints and a dict slot each):
+    memos of searches that run under a time limit on huge boxes are cleared at this size, not grown."""
+    return max(1 << 12, budget // (8 * dims + 160))
 
 
 class DenseTags:
@@ -55,18 +62,22 @@ class SparseTags:
 
     A node is tagged feasible if a feasible tagging node lies below it, infeasible if an infeasible one lies
     above it. Only tagging nodes not already implied are stored; decided answers never change, so they are
-    remembered.
+    remembered, in a memo cleared when it reaches `memo_entries(dims)` (OLA under a time limit on 60 QIs
+    otherwise grew it by about 1 MB a second).
     """
 
     def __init__(self, dims: int) -> None:
         self.nodes = {FEASIBLE: np.empty((64, dims), dtype=np.int32), INFEASIBLE: np.empty((64, dims), dtype=np.int32)}
         self.count = {FEASIBLE: 0, INFEASIBLE: 0}
         self.decided: dict[Node, int] = {}
+        self.memo_limit = memo_entries(dims)
 
     def get(self, node: Node) -> int:
         tag = self.decided.get(node)
         if tag is not None:
             return tag
+        if len(self.decided) >= self.memo_limit:
+            self.decided.clear()
         x = np.asarray(node, dtype=np.int32)
         tag = UNKNOWN
         if self.count[FEASIBLE] and (self.nodes[FEASIBLE][: self.count[FEASIBLE]] <= x).all(axis=1).any():
