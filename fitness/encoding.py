@@ -63,8 +63,20 @@ def encode_column(name: str, values: Sequence[str], hierarchy: Hierarchy) -> Enc
     """Encode one QI column through its hierarchy. Every value must be in the hierarchy
     (`Hierarchy.check_covers` gives the user error)."""
     leaf_codes, leaves = dense_codes(values)
+    return encode_codes(name, leaf_codes, leaves, hierarchy)
+
+
+def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hierarchy: Hierarchy) -> EncodedQI:
+    """Encode one QI column given as codes into its distinct values (`leaves`, sorted and unique, every one
+    occurring): the work is per distinct value, and per row only one array lookup per level. Level 0 shares
+    `leaf_codes` (no copy)."""
+    leaf_codes = np.asarray(leaf_codes, dtype=np.int32)
     codes, labels = [], []
     for level in range(hierarchy.height + 1):
+        if level == 0:
+            codes.append(leaf_codes)
+            labels.append(tuple(leaves))
+            continue
         leaf_labels = [hierarchy.generalize(v, level) for v in leaves]
         level_labels = tuple(sorted(set(leaf_labels)))
         index = {v: i for i, v in enumerate(level_labels)}

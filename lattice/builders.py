@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
-from lattice.errors import InputError
+from lattice.errors import InputError, clip
 from lattice.hierarchy import TOP, Hierarchy
 
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
@@ -26,7 +26,7 @@ def is_number(value: str) -> bool:
 
 def _number(value: str, column: str) -> Decimal:
     if not is_number(value):
-        raise InputError(f"value {value!r} is not a number; a numeric hierarchy needs numbers "
+        raise InputError(f"value {clip(value)} is not a number; a numeric hierarchy needs numbers "
                          "(declare the missing-value token or give a hierarchy file)", column=column, value=value)
     return Decimal(value.strip())
 
@@ -59,7 +59,7 @@ def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     numbers = {v: _number(v, name) for v in values}
     for value, number in numbers.items():
         if number.copy_abs() >= Decimal(10) ** MAX_DIGITS:  # before floor(): 1e999999999 would not fit in memory
-            raise InputError(f"value {value!r} has more than {MAX_DIGITS} digits: too large for decimal "
+            raise InputError(f"value {clip(value)} has more than {MAX_DIGITS} digits: too large for decimal "
                              "rounding; give intervals or a hierarchy file", column=name, value=value)
     biggest = max((abs(int(math.floor(n))) for n in numbers.values()), default=0)
     h = max(1, len(str(biggest)))
@@ -115,7 +115,7 @@ def date_hierarchy(name: str, values: Iterable[str], fmt: str = "%Y-%m-%d", deca
         try:
             day = dt.datetime.strptime(value.strip(), fmt).date()
         except ValueError:
-            raise InputError(f"value {value!r} is not a date in the format {fmt!r}", column=name,
+            raise InputError(f"value {clip(value)} is not a date in the format {fmt!r}", column=name,
                              value=value) from None
         row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
         if decade:
