@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fitness.encoding import EncodedTable, encode_codes
+from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
 from fitness.objective import Precision, make_objective, solution_metrics
@@ -137,7 +137,7 @@ def normalize_codes(codes: np.ndarray, labels: Sequence[str], tokens: tuple[str,
     if list(new_labels) == normalized:
         return codes, new_labels, token
     index = {label: i for i, label in enumerate(new_labels)}
-    mapping = np.array([index.get(label, 0) for label in normalized], dtype=np.int32)
+    mapping = np.array([index.get(label, 0) for label in normalized], dtype=code_dtype(len(new_labels)))
     return mapping[codes], new_labels, token
 
 
@@ -223,7 +223,7 @@ def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppres
     for qi, level in zip(prepared.encoded.qis, node):
         labels = qi.labels[level]
         star = labels.index(SUPPRESSED) if SUPPRESSED in labels else len(labels)
-        codes = qi.codes[level].copy()
+        codes = qi.codes[level].astype(code_dtype(len(labels) + 1))  # a copy, with room for `*`
         codes[suppressed] = star
         values[qi.name] = CodedColumn(codes if keep is None else codes[keep],
                                       labels if star < len(labels) else labels + (SUPPRESSED,))
@@ -233,7 +233,7 @@ def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppres
         if column in values:
             out[column] = values[column]
         elif column in config.identifiers:
-            out[column] = CodedColumn(np.zeros(rows, dtype=np.int32), (SUPPRESSED,))
+            out[column] = CodedColumn(np.zeros(rows, dtype=np.uint8), (SUPPRESSED,))
         else:
             data = table.values[column]
             if keep is None:

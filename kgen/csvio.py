@@ -15,12 +15,14 @@ import csv
 import io
 import os
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
 
+from fitness.encoding import code_dtype
 from kgen.files import check_target, open_input, same_file, write_atomic, write_atomic_many  # noqa: F401 (re-exported)
 from lattice.errors import InputError, clip
 
@@ -105,32 +107,31 @@ class CodedCSV:
 
 
 class _ColumnEncoder:
-    """Dictionary-encodes one column chunk by chunk: a dict from string to code, and int32 code arrays."""
+    """Dictionary-encodes one column chunk by chunk: a dict from string to code, and the codes in one
+    growing C array (`array('i')`: 4 bytes a row, no Python object per row, one block to free)."""
 
-    __slots__ = ("index", "parts")
+    __slots__ = ("index", "codes")
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
-        self.parts: list[np.ndarray] = []
+        self.codes = array("i")
 
     def add(self, values: Sequence[str]) -> None:
         index = self.index
         setdefault = index.setdefault
         # the default is evaluated before the call: a new string gets the next code
-        self.parts.append(np.array([setdefault(v, len(index)) for v in values], dtype=np.int32))
+        self.codes.extend([setdefault(v, len(index)) for v in values])
 
     def finish(self) -> tuple[np.ndarray, tuple[str, ...]]:
-        """Codes renumbered so that the labels are sorted (the order every encoder downstream uses)."""
-        codes = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int32)
-        self.parts = []
+        """Codes renumbered so that the labels are sorted (the order every encoder downstream uses), in the
+        narrowest integer type that holds them (`fitness.encoding.code_dtype`)."""
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self.codes) else np.zeros(0, dtype=np.int32)
         labels = list(self.index)
-        self.index = {}
+        self.index, self.codes = {}, array("i")
         order = sorted(range(len(labels)), key=labels.__getitem__)
-        if order != list(range(len(labels))):
-            rank = np.empty(len(labels), dtype=np.int32)
-            rank[order] = np.arange(len(labels), dtype=np.int32)
-            codes = rank[codes]
-        return codes, tuple(labels[i] for i in order)
+        rank = np.empty(len(labels), dtype=code_dtype(len(labels)))
+        rank[order] = np.arange(len(labels))
+        return rank[codes], tuple(labels[i] for i in order)
 
 
 def check_header(fields: Sequence[str], line: int, name: str) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import overload
 
 import numpy as np
 
+from fitness.encoding import code_dtype
 from kgen.csvio import read_coded
 from lattice.errors import InputError, clip
 
@@ -31,7 +32,7 @@ class CodedColumn(Sequence[str]):
     __slots__ = ("codes", "labels", "__dict__")
 
     def __init__(self, codes: np.ndarray, labels: Sequence[str]) -> None:
-        self.codes = np.asarray(codes, dtype=np.int32)
+        self.codes = np.asarray(codes)  # any integer type: kgen keeps the narrowest (fitness.encoding.code_dtype)
         self.labels = tuple(labels)
 
     @cached_property
@@ -95,7 +96,7 @@ def column_codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
         return values.codes, values.labels
     labels = tuple(sorted(set(values)))
     index = {v: i for i, v in enumerate(labels)}
-    return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values)), labels
+    return np.fromiter(map(index.__getitem__, values), dtype=code_dtype(len(labels)), count=len(values)), labels
 
 
 @dataclass(frozen=True, eq=False)

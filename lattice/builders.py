@@ -36,6 +36,14 @@ def _interval(low: int, width: int, integral: bool = True) -> str:
     return f"[{low}, {low + width - 1}]" if integral else f"[{low}, {low + width})"
 
 
+class _Labels(dict):
+    """One string object per distinct label: a high-cardinality column (200,000 incomes) shares the few
+    thousand interval labels of its upper levels instead of holding a new string per value and level."""
+
+    def __call__(self, label: str) -> str:
+        return self.setdefault(label, label)
+
+
 def _integral(numbers: Iterable[Decimal]) -> bool:
     return all(n == n.to_integral_value() for n in numbers)
 
@@ -64,12 +72,12 @@ def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     biggest = max((abs(int(math.floor(n))) for n in numbers.values()), default=0)
     h = max(1, len(str(biggest)))
     integral = _integral(numbers.values())
-    rows = []
+    rows, shared = [], _Labels()
     for value, number in numbers.items():
         row = [value]
         for level in range(1, h + 1):
             width = 10 ** level
-            row.append(_interval(int(math.floor(number / width)) * width, width, integral))
+            row.append(shared(_interval(int(math.floor(number / width)) * width, width, integral)))
         rows.append(row)
     return _with_single_top(name, rows, f"decimal hierarchy of {name!r}")
 
@@ -86,9 +94,10 @@ def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) 
                              column=name)
     numbers = {value: _number(value, name) for value in sorted(set(values))}
     integral = _integral(numbers.values())
-    rows = []
+    rows, shared = [], _Labels()
     for value, number in numbers.items():
-        rows.append([value] + [_interval(int(math.floor(number / w)) * w, w, integral) for w in widths] + [TOP])
+        rows.append([value] + [shared(_interval(int(math.floor(number / w)) * w, w, integral)) for w in widths]
+                    + [TOP])
     return Hierarchy.from_rows(name, rows, f"interval hierarchy of {name!r}")
 
 
@@ -97,12 +106,12 @@ def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     value's length, and the top level is `*`."""
     values = sorted(set(values))
     h = max((len(v) for v in values), default=1) or 1
-    rows = []
+    rows, shared = [], _Labels()
     for value in values:
         row = [value]
         for level in range(1, h):
             keep = max(0, len(value) - level)
-            row.append(value[:keep] + "*" * (len(value) - keep))
+            row.append(shared(value[:keep] + "*" * (len(value) - keep)))
         row.append(TOP)
         rows.append(row)
     return Hierarchy.from_rows(name, rows, f"masking hierarchy of {name!r}")
@@ -110,16 +119,16 @@ def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
 
 def date_hierarchy(name: str, values: Iterable[str], fmt: str = "%Y-%m-%d", decade: bool = False) -> Hierarchy:
     """Dates: day -> month (YYYY-MM) -> year (YYYY) [-> decade (YYYYs)] -> `*`."""
-    rows = []
+    rows, shared = [], _Labels()
     for value in sorted(set(values)):
         try:
             day = dt.datetime.strptime(value.strip(), fmt).date()
         except ValueError:
             raise InputError(f"value {clip(value)} is not a date in the format {fmt!r}", column=name,
                              value=value) from None
-        row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
+        row = [value, shared(f"{day.year:04d}-{day.month:02d}"), shared(f"{day.year:04d}")]
         if decade:
-            row.append(f"{day.year // 10 * 10:04d}s")
+            row.append(shared(f"{day.year // 10 * 10:04d}s"))
         rows.append(row + [TOP])
     return Hierarchy.from_rows(name, rows, f"date hierarchy of {name!r}")
 
