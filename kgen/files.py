@@ -227,21 +227,35 @@ def _acquire(target: Path, deadline: float) -> int:
         os.close(fd)  # the holder removed this lock file while we waited: lock the new one
 
 
+_HELD: dict[Path, int] = {}  # targets whose lock this process holds, and how many times (re-entrant)
+
+
 @contextlib.contextmanager
 def output_lock(targets: Sequence[str | os.PathLike], timeout: float | None = None) -> Iterator[None]:
     """Hold the exclusive advisory lock of every target (in a fixed order, so that two runs sharing some
     outputs cannot deadlock) while publishing them. Waits up to `timeout` seconds (default LOCK_TIMEOUT or
-    KGEN_LOCK_TIMEOUT) for another run to finish, then raises OutputBusyError (exit 7)."""
+    KGEN_LOCK_TIMEOUT) for another run to finish, then raises OutputBusyError (exit 7). Re-entrant within a
+    process: a caller may hold the lock for a whole run and publish through `write_atomic_many` inside."""
     wait = _lock_timeout() if timeout is None else timeout
     deadline = time.monotonic() + wait
     ordered = sorted({Path(os.path.abspath(t)) for t in targets}, key=str)
-    held: list[tuple[Path, int]] = []
+    held: list[tuple[Path, int | None]] = []
     try:
         for target in ordered:
-            held.append((target, _acquire(target, deadline)))
+            if target in _HELD:
+                _HELD[target] += 1
+                held.append((target, None))
+            else:
+                fd = _acquire(target, deadline)
+                _HELD[target] = 1
+                held.append((target, fd))
         yield
     finally:
         for target, fd in reversed(held):
+            _HELD[target] -= 1
+            if fd is None:
+                continue
+            del _HELD[target]
             with contextlib.suppress(OSError):
                 os.unlink(lock_path(target))
             os.close(fd)  # closing releases the lock

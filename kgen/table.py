@@ -61,6 +61,15 @@ class CodedColumn(Sequence[str]):
         """Rows start..stop-1 as a list of strings."""
         return self._objects[self.codes[start:stop]].tolist()
 
+    def __setitem__(self, index: int, value: str) -> None:
+        """Set one row's value (rare: for callers that edit a table in place). Labels stay sorted and unique."""
+        labels = sorted(set(self.labels) | {value})
+        rank = np.array([labels.index(label) for label in self.labels], dtype=code_dtype(len(labels)))
+        codes = rank[self.codes] if len(self.labels) else self.codes.astype(code_dtype(len(labels)))
+        codes[index] = labels.index(value)
+        self.codes, self.labels = codes, tuple(labels)
+        self.__dict__.pop("_objects", None)
+
     def __contains__(self, value: object) -> bool:
         try:
             code = self.labels.index(value)  # type: ignore[arg-type]
