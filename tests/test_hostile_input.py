@@ -664,3 +664,55 @@ def test_semicolon_hierarchy_with_comma_labels_is_read_with_semicolons(tmp_path)
     path = tmp_path / "h.csv"
     path.write_text("5;[0, 9]\n15;[10, 19]\n", encoding="utf-8")
     assert read_rows(path) == [["5", "[0, 9]"], ["15", "[10, 19]"]]
+
+
+# ---------------------------------------------------------------- messages show no data row (issue 11)
+
+
+def test_a_long_value_is_cut_to_40_characters_in_the_message(tmp_path, capsys):
+    secret = "thirty-six years old, born 1988-04-02 in Ithaca, ssn 123-45-6789"
+    source = write(tmp_path, "text.csv", PEOPLE.replace("\n36,", f'\n"{secret}",'))
+    line = refused(capsys, source)
+    assert f"{source}, row 5, column 'age': value {secret[:40]!r}... is text in a numeric column" in line
+    assert "6789" not in line and "14853" not in line  # neither the rest of the field nor the rest of the row
+
+
+def test_rows_are_data_rows_blank_lines_not_counted_and_lines_are_physical(tmp_path, capsys):
+    source = write(tmp_path, "blank.csv", "age,zip\n\n30,111\n\n31,112,9\n")
+    line = refused(capsys, source)
+    assert f"{source}, row 2, line 5: has 3 fields but the header has 2" in line
+
+
+def test_bad_utf8_in_the_header_names_the_line_and_field(tmp_path, capsys):
+    source = write(tmp_path, "header.csv", b"age,z\xfcp\n30,111\n")
+    line = refused(capsys, source)
+    assert f"{source}: is not UTF-8: line 1 has byte 0xfc in the header, field 2: 'z\\\\xfcp'" in line
+
+
+def test_a_hierarchy_value_is_cut_to_40_characters(tmp_path, capsys):
+    source = write(tmp_path, "people.csv", PEOPLE)
+    long_label = "M" + "x" * 60
+    hierarchy = write(tmp_path, "sex.csv", f"{long_label};person;*\n{long_label};other;*\n")
+    line = refused(capsys, source, "--hierarchy", f"sex={hierarchy}", qi="sex")
+    assert f"value {long_label[:40]!r}... is listed twice" in line and long_label not in line
+
+
+@pytest.mark.parametrize(("separator", "name"), [("\t", "tab"), ("|", "pipe"), (";", "semicolon")])
+def test_tab_pipe_and_semicolon_files_are_detected_and_written_back_alike(tmp_path, capsys, separator, name):
+    source = write(tmp_path, f"{name}.csv", PEOPLE.replace(",", separator))
+    output = tmp_path / "out.csv"
+    code, _, err = anonymize(capsys, source, "--algorithm", "exhaustive", output=output)
+    assert code == EXIT_OK, err
+    assert output.read_text().splitlines()[0] == separator.join(["age", "zip", "sex", "disease"])
+
+
+def test_an_explicit_separator_is_used_and_an_unsupported_one_refused(tmp_path):
+    from kgen.table import read_csv
+
+    # detection would pick `,` (two fields on every line); the user says the file is `|`-separated
+    path = write(tmp_path, "p.csv", "name|note\nann|a,b\nbob|c,d\n")
+    table = read_csv(path, separator="|")
+    assert table.columns == ("name", "note") and list(table.column("note")) == ["a,b", "c,d"]
+    assert read_csv(write(tmp_path, "t.csv", "a\tb\n1\t2\n"), separator="tab").columns == ("a", "b")
+    with pytest.raises(InputError, match="unsupported separator ':'"):
+        read_csv(path, separator=":")
