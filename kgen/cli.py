@@ -17,7 +17,7 @@ from kgen import api
 from kgen import apply as applying
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
-from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
+from kgen.csvio import check_target, same_file, write_atomic_many
 from kgen.hierarchies import find_in_dir
 from kgen.parallel import BACKENDS
 from kgen.progress import ProgressBar
@@ -177,7 +177,7 @@ def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequen
     the independent checker (`kgen.verify`), and only then are both renamed into place."""
     table = result.release
     result.report["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
+    write_atomic_many([(output, table.write_csv),
                        (report, json.dumps(result.report, indent=2) + "\n")], protected=inputs,
                       check=lambda paths: verify_release_file(paths[0], config))
 
@@ -341,7 +341,7 @@ def run_apply(args: argparse.Namespace) -> int:
     # beyond the limit (exit 3 below) the output is still safe: every released class must hold the model
     limit = r["suppression_limit"] if applied.holds else 1.0
     r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many([(output, format_csv(table.columns, table.rows(), table.separator)),
+    write_atomic_many([(output, table.write_csv),
                        (report, json.dumps(r, indent=2) + "\n")], protected=protected,
                       check=lambda paths: verify_file(paths[0], list(r["quasi_identifiers"]), k, limit, rules))
     if not args.quiet:

@@ -13,11 +13,12 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import overload
+from typing import TextIO, overload
 
 import numpy as np
 
 from fitness.encoding import code_dtype
+from kgen import csvio
 from kgen.csvio import read_coded
 from lattice.errors import InputError, clip
 
@@ -141,6 +142,12 @@ class Table:
             parts = [v.chunk(start, stop) if isinstance(v, CodedColumn) else list(v[start:stop])
                      for v in (self.values[c] for c in self.columns)]
             yield from (list(r) for r in zip(*parts))
+
+    def write_csv(self, handle: TextIO) -> None:
+        """Write the table as CSV (its own separator) to an open text handle, a chunk of rows at a time: the
+        release is never one giant string. Pass the bound method as the content of
+        `kgen.files.write_atomic_many`."""
+        csvio.write_csv(handle, self.columns, self.iter_rows(), self.separator)
 
     def rows(self) -> list[list[str]]:
         return list(self.iter_rows())

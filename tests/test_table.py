@@ -72,3 +72,19 @@ def test_release_of_a_csv_table_is_coded_and_equals_the_release_of_the_same_tabl
         assert all(isinstance(v, CodedColumn) for c, v in a.values.items() if c != "sex" or not drop)
         assert a.rows() == b.rows()
         assert a.n == (38 if drop else 40)
+
+
+def test_writing_a_table_in_chunks_gives_the_same_bytes_as_one_string(tmp_path, monkeypatch):
+    import io
+
+    from kgen import table as table_module
+    from kgen.csvio import format_csv
+
+    monkeypatch.setattr(table_module, "ITER_CHUNK", 3)  # several chunks on a small table
+    path = tmp_path / "q.csv"
+    path.write_text('a;b\n1;"x;y"\n2;"two\nlines"\n3;\n4; pad \n5;"q""uote"\n6;z\n7;z\n', encoding="utf-8")
+    table = read_csv(path)
+    buffer = io.StringIO()
+    table.write_csv(buffer)
+    assert buffer.getvalue() == format_csv(table.columns, [list(r) for r in zip(*table.values.values())], ";")
+    assert buffer.getvalue() == path.read_text(encoding="utf-8")
