@@ -1,7 +1,7 @@
 """Reading and writing CSV: separator detection, BOM, CRLF, quoted fields, streamed into columns.
 
 A data file is read as a stream (`csv.reader` over the open file) straight into columns: each column is
-dictionary-encoded as it is read (an int32 code per row, and the list of its distinct strings), so that a
+dictionary-encoded as it is read (an integer code per row, and the list of its distinct strings), so that a
 table of millions of rows never exists as Python strings per row. Every problem with a file is an
 InputError naming the file and, where it can, the data row ("row N": the first row after the header is row
 1, as the report's `suppressed_rows`), the physical line ("line L") and the column; a message shows at most
@@ -96,7 +96,7 @@ def _text(raw: io.BufferedReader, errors: str = "strict") -> TextIO:
 
 @dataclass(frozen=True)
 class CodedCSV:
-    """A CSV file read into columns: per column, an int32 code per data row and the distinct strings
+    """A CSV file read into columns: per column, an integer code per data row and the distinct strings
     (`labels`, sorted), so that `labels[codes[r]]` is data row r's field."""
 
     header: tuple[str, ...]

@@ -1,8 +1,8 @@
 """Tables of string values, from CSV files, column mappings or pandas DataFrames, stored by column.
 
-A column is either a plain sequence of strings (small tables built in Python) or a `CodedColumn`: an int32
-code per row and the tuple of distinct strings. CSV files are read straight into coded columns, so that a
-table of millions of rows costs 4 bytes per cell plus its distinct values, not a Python string per cell;
+A column is either a plain sequence of strings (small tables built in Python) or a `CodedColumn`: an integer
+code per row (uint8, uint16 or int32: the narrowest that holds the column's distinct values) and the tuple of
+distinct strings. CSV files are read straight into coded columns, so that a table of millions of rows costs 1 to 4 bytes per cell plus its distinct values, not a Python string per cell;
 `prepare` and `release` work on the codes, and `Table.column(name)` still gives a sequence of strings to
 every other caller (materialized lazily, row by row or in chunks).
 """
@@ -132,7 +132,7 @@ class Table:
         return self.values[name]
 
     def codes(self, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
-        """Column `name` as (int32 code per row, sorted distinct labels): what prepare and release use."""
+        """Column `name` as (integer code per row, sorted distinct labels): what prepare and release use."""
         return column_codes(self.column(name))
 
     def iter_rows(self) -> Iterator[list[str]]:
