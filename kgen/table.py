@@ -2,9 +2,10 @@
 
 A column is either a plain sequence of strings (small tables built in Python) or a `CodedColumn`: an integer
 code per row (uint8, uint16 or int32: the narrowest that holds the column's distinct values) and the tuple of
-distinct strings. CSV files are read straight into coded columns, so that a table of millions of rows costs 1 to 4 bytes per cell plus its distinct values, not a Python string per cell;
-`prepare` and `release` work on the codes, and `Table.column(name)` still gives a sequence of strings to
-every other caller (materialized lazily, row by row or in chunks).
+distinct strings. CSV files are read straight into coded columns, so that a table of millions of rows costs 1
+to 4 bytes per cell plus its distinct values, not a Python string per cell; `prepare` and `release` work on
+the codes, and `Table.column(name)` still gives a sequence of strings to every other caller (materialized
+lazily, row by row or in chunks).
 """
 
 from __future__ import annotations
