@@ -16,7 +16,7 @@ import io
 import os
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -29,6 +29,7 @@ from lattice.errors import InputError, clip
 SEPARATORS = (",", ";", "\t", "|")
 SEPARATOR_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 HEAD_BYTES = 1 << 16  # separator detection looks at the first lines within this many bytes
+MAX_LINE = 1 << 25  # characters of one physical line: beyond, the file is refused (a file of zeros, no line ends)
 CHUNK_ROWS = 16_384  # rows parsed before they are encoded into the columns (bounds the per-row strings held)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _UNDECODED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, as surrogateescape keeps them
@@ -169,8 +170,21 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
     raise _not_utf8(path, separator)
 
 
+def _lines(text: TextIO, name: str) -> Iterator[str]:
+    """The physical lines of a text stream, as the csv module reads them, each at most MAX_LINE characters:
+    a huge file without line ends is an error, not a MemoryError."""
+    readline = text.readline
+    number = 0
+    while line := readline(MAX_LINE):
+        number += 1
+        if len(line) == MAX_LINE and line[-1] not in "\r\n":
+            raise InputError(f"line {number} is longer than {MAX_LINE:,} characters: this is not a CSV table",
+                             file=name)
+        yield line
+
+
 def _read_coded(text: TextIO, separator: str, name: str) -> CodedCSV:
-    reader = csv.reader(text, delimiter=separator, strict=True)
+    reader = csv.reader(_lines(text, name), delimiter=separator, strict=True)
     header: tuple[str, ...] | None = None
     encoders: list[_ColumnEncoder] = []
     width = rows = 0

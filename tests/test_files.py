@@ -359,3 +359,14 @@ def test_two_runs_on_the_same_output_never_leave_a_mismatched_pair(people, tmp_p
     smallest = min(n for key, n in classes.items() if key != ("*", "*"))
     assert smallest >= k, f"the report says k = {k} beside a release whose smallest class is {smallest}"
     assert k == 5, "run B published last: its report must be there"
+
+
+def test_a_regular_file_without_line_ends_is_refused_before_it_fills_the_memory(tmp_path, capsys):
+    from kgen import csvio
+
+    zeros = tmp_path / "zeros.csv"
+    with open(zeros, "wb") as handle:
+        handle.truncate(csvio.MAX_LINE + 10)  # sparse: a file of NUL bytes and no line end, like /dev/zero
+    code, err = anonymize(capsys, zeros, tmp_path / "o.csv")
+    assert code == 2
+    assert f"{zeros}: line 1 is longer than {csvio.MAX_LINE:,} characters" in one_line(err)
