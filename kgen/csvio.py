@@ -280,7 +280,7 @@ def read_rows(path: str | os.PathLike, separator: str | None = None) -> list[lis
         separator = check_separator(separator) if separator is not None else detect_separator(head)
         rows: list[list[str]] = []
         line = 1
-        reader = csv.reader(_text(raw), delimiter=separator, strict=True)  # type: ignore[arg-type]
+        reader = csv.reader(_lines(_text(raw), name), delimiter=separator, strict=True)  # type: ignore[arg-type]
         try:
             for fields in reader:
                 rows.append([] if not any(f.strip() for f in fields) else fields)
