@@ -51,6 +51,18 @@ class EncodedTable:
         return ([q.codes[x] for q, x in zip(self.qis, node)], [q.cards[x] for q, x in zip(self.qis, node)])
 
 
+def code_dtype(card: int) -> type[np.integer]:
+    """The narrowest integer type that holds codes 0..card-1: uint8, uint16 or int32. Narrow codes are what
+    keep a table of millions of rows small (a level of 10 labels costs 1 byte per row, not 4); every
+    consumer widens them to int64 where it computes keys."""
+    return np.uint8 if card <= 1 << 8 else np.uint16 if card <= 1 << 16 else np.int32
+
+
+def narrow(codes: np.ndarray, card: int) -> np.ndarray:
+    """`codes` in `code_dtype(card)` (the same array when it already is)."""
+    return codes.astype(code_dtype(card), copy=False)
+
+
 def dense_codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
     """Dense integer codes for a column of strings, labels sorted."""
     labels = tuple(sorted(set(values)))
@@ -63,12 +75,24 @@ def encode_column(name: str, values: Sequence[str], hierarchy: Hierarchy) -> Enc
     """Encode one QI column through its hierarchy. Every value must be in the hierarchy
     (`Hierarchy.check_covers` gives the user error)."""
     leaf_codes, leaves = dense_codes(values)
+    return encode_codes(name, leaf_codes, leaves, hierarchy)
+
+
+def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hierarchy: Hierarchy) -> EncodedQI:
+    """Encode one QI column given as codes into its distinct values (`leaves`, sorted and unique, every one
+    occurring): the work is per distinct value, and per row only one array lookup per level. Codes are kept
+    in the narrowest integer type (`code_dtype`); level 0 shares `leaf_codes` when it already is (no copy)."""
+    leaf_codes = narrow(np.asarray(leaf_codes), len(leaves))
     codes, labels = [], []
     for level in range(hierarchy.height + 1):
+        if level == 0:
+            codes.append(leaf_codes)
+            labels.append(tuple(leaves))
+            continue
         leaf_labels = [hierarchy.generalize(v, level) for v in leaves]
         level_labels = tuple(sorted(set(leaf_labels)))
         index = {v: i for i, v in enumerate(level_labels)}
-        leaf_to_level = np.array([index[v] for v in leaf_labels], dtype=np.int32)
+        leaf_to_level = np.array([index[v] for v in leaf_labels], dtype=code_dtype(len(level_labels)))
         codes.append(leaf_to_level[leaf_codes] if len(leaves) else leaf_codes)
         labels.append(level_labels)
     return EncodedQI(name, tuple(codes), tuple(labels))

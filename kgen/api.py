@@ -7,13 +7,13 @@ import re
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from fitness.encoding import EncodedTable, dense_codes, encode_column
+from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
 from fitness.objective import Precision, make_objective, solution_metrics
@@ -22,8 +22,8 @@ from kgen import parallel, provenance
 from kgen import risk as risking
 from kgen.algorithms import make_search
 from kgen.config import Config
-from kgen.formulas import formula_columns
-from kgen.table import Table, as_table
+from kgen.formulas import formula_columns, is_formula
+from kgen.table import CodedColumn, Table, as_table, column_codes
 from lattice.box import Box
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP, Hierarchy
@@ -42,7 +42,7 @@ class Prepared:
     config: Config
     hierarchies: dict[str, Hierarchy]
     hierarchy_sources: dict[str, str]
-    qi_values: dict[str, list[str]]
+    qi_values: dict[str, CodedColumn]  # each QI column normalized (stripped, one missing token)
     encoded: EncodedTable
     evaluator: NodeEvaluator
     box: Box
@@ -180,19 +180,47 @@ def run_warnings(table: Table, config: Config) -> list[str]:
 def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:
     """The canonical missing token of a column: the configured token that occurs most often in it (ties: the
     first configured), so that one stray empty field does not turn every `?` of the release into ``."""
-    missing = set(tokens)
-    counts = Counter(v for v in values if v in missing)
-    return max(counts, key=lambda t: (counts[t], -tokens.index(t))) if counts else None
+    return _most_frequent_token(Counter(v for v in values if v in set(tokens)), tokens)
+
+
+def _most_frequent_token(counts: Mapping[str, int], tokens: tuple[str, ...]) -> str | None:
+    present = [t for t in tokens if counts.get(t, 0) > 0]
+    return max(present, key=lambda t: (counts[t], -tokens.index(t))) if present else None
 
 
 def normalize(values: list[str], tokens: tuple[str, ...]) -> tuple[list[str], str | None]:
     """QI values stripped of surrounding blanks, every missing token replaced by the canonical one."""
-    stripped = [v.strip() for v in values]
-    token = missing_token(stripped, tokens)
-    if token is None:
-        return stripped, None
+    codes, labels, token = normalize_codes(*column_codes(values), tokens)
+    return CodedColumn(codes, labels).tolist(), token
+
+
+def normalize_codes(codes: np.ndarray, labels: Sequence[str], tokens: tuple[str, ...]
+                    ) -> tuple[np.ndarray, tuple[str, ...], str | None]:
+    """`normalize` on a coded column: the work is per distinct label (strip, missing tokens, re-sort);
+    the codes are remapped only when labels merge or move (else the same array comes back, no copy).
+    Returns the new codes, the sorted distinct normalized labels (each occurring) and the missing token."""
+    stripped = [label.strip() for label in labels]
     missing = set(tokens)
-    return [token if v in missing else v for v in stripped], token
+    counts = np.bincount(codes, minlength=len(labels)) if len(labels) else np.zeros(0, dtype=np.int64)
+    token_counts: Counter[str] = Counter()
+    for label, count in zip(stripped, counts.tolist()):
+        if label in missing:
+            token_counts[label] += count
+    token = _most_frequent_token(token_counts, tokens)
+    normalized = [token if token is not None and label in missing else label for label in stripped]
+    occurring = [label for label, count in zip(normalized, counts.tolist()) if count > 0]
+    new_labels = tuple(sorted(set(occurring)))
+    if list(new_labels) == normalized:
+        return codes, new_labels, token
+    index = {label: i for i, label in enumerate(new_labels)}
+    mapping = np.array([index.get(label, 0) for label in normalized], dtype=code_dtype(len(new_labels)))
+    return mapping[codes], new_labels, token
+
+
+def stripped_codes(codes: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A sensitive column's codes over its sorted distinct values, stripped of surrounding blanks."""
+    codes, labels, _ = normalize_codes(codes, labels, ())
+    return codes, labels
 
 
 def models_for(config: Config) -> list[PrivacyModel]:
@@ -221,15 +249,16 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     validate(table, config)
     tokens = tuple(config.missing)
     hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
-    for column in config.qi:
-        values, token = normalize(list(table.column(column)), tokens)
-        distinct = sorted({v for v in values if v != token})
+    for column in config.qi:  # per distinct value, and per row only array operations (codes)
+        codes, labels, token = normalize_codes(*table.codes(column), tokens)
+        values = CodedColumn(codes, labels)
+        distinct = [v for v in labels if v != token]
         hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
                                                     config.hierarchy_dir, table.source,
                                                     column_values=values, row_number=table.row_number)
         hierarchies[column], sources[column], qi_values[column] = hierarchy, source, values
-        encoded_qis.append(encode_column(column, values, hierarchy))
-    sensitive = {c: dense_codes([v.strip() for v in table.column(c)]) for c in config.sensitive}
+        encoded_qis.append(encode_codes(column, codes, labels, hierarchy))
+    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
     evaluator = NodeEvaluator(encoded, models if models is not None else models_for(config),
                               config.suppression, objective if objective is not None else make_objective(config.metric),
@@ -338,24 +367,33 @@ def search(prepared: Prepared, progress: Callable[[int, object], None] | None = 
 
 def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool) -> Table:
     """The anonymized table: QIs generalized to `node`, identifiers replaced by `*`, suppressed rows with
-    `*` in every QI (or dropped). Same columns and row order as the input."""
+    `*` in every QI (or dropped). Same columns and row order as the input. Built from codes: every column is
+    a CodedColumn (no string per row), which `Table.iter_rows` writes out a chunk at a time."""
     table, config = prepared.table, prepared.config
-    values: dict[str, list[str]] = {}
+    keep = None if not drop_suppressed else ~suppressed
+    values: dict[str, Sequence[str]] = {}
     for qi, level in zip(prepared.encoded.qis, node):
-        labels = np.array(qi.labels[level], dtype=object)
-        column = labels[qi.codes[level]]
-        column[suppressed] = SUPPRESSED
-        values[qi.name] = column.tolist()
-    keep = ~suppressed if drop_suppressed else np.ones(table.n, dtype=bool)
-    out = {}
+        labels = qi.labels[level]
+        star = labels.index(SUPPRESSED) if SUPPRESSED in labels else len(labels)
+        codes = qi.codes[level].astype(code_dtype(len(labels) + 1))  # a copy, with room for `*`
+        codes[suppressed] = star
+        values[qi.name] = CodedColumn(codes if keep is None else codes[keep],
+                                      labels if star < len(labels) else labels + (SUPPRESSED,))
+    rows = table.n if keep is None else int(keep.sum())
+    out: dict[str, Sequence[str]] = {}
     for column in table.columns:
         if column in values:
-            data = values[column]
+            out[column] = values[column]
         elif column in config.identifiers:
-            data = [SUPPRESSED] * table.n
+            out[column] = CodedColumn(np.zeros(rows, dtype=np.uint8), (SUPPRESSED,))
         else:
-            data = list(table.values[column])
-        out[column] = [v for v, k in zip(data, keep) if k]
+            data = table.values[column]
+            if keep is None:
+                out[column] = data
+            elif isinstance(data, CodedColumn):
+                out[column] = CodedColumn(data.codes[keep], data.labels)
+            else:
+                out[column] = [v for v, k in zip(data, keep) if k]
     return Table(table.columns, out, None, table.separator)
 
 
@@ -399,8 +437,19 @@ def finite(value: object) -> object:
 def formula_record(released: Table, escaped: bool = False) -> dict:
     """The report's `formula_cells`: cells (header included) a spreadsheet could run as formulas
     (`kgen.formulas`), the columns holding them, and whether the written file escapes them."""
-    count, columns = formula_columns(released.columns, released.rows())
-    return {"cells": count, "columns": columns, "escaped": escaped}
+    count, columns = formula_columns(released.columns, ())  # the header's cells
+    found = set(columns)
+    for name in released.columns:
+        values = released.values[name]
+        if isinstance(values, CodedColumn):  # count per distinct label: no string per row
+            hits = [i for i, label in enumerate(values.labels) if is_formula(label)]
+            cells = int(np.isin(values.codes, hits).sum()) if hits else 0
+        else:
+            cells = sum(1 for v in values if is_formula(v))
+        if cells:
+            count += cells
+            found.add(name)
+    return {"cells": count, "columns": [c for c in released.columns if c in found], "escaped": escaped}
 
 
 def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,

@@ -20,6 +20,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TextIO
 
 from fitness.objective import OBJECTIVES
 from kgen import api, html_report, parallel, provenance
@@ -29,7 +30,7 @@ from kgen import summary as summarizing
 from kgen.algorithms import make_search
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
-from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
+from kgen.csvio import check_target, same_file, write_atomic_many, write_csv
 from kgen.formulas import escape
 from kgen.hierarchies import find_in_dir
 from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
@@ -333,9 +334,10 @@ def report_json(report: dict) -> str:
     return json.dumps(api.finite(report), indent=2, allow_nan=False) + "\n"
 
 
-def release_text(table: Table, report: dict, escape_formulas: bool, strict: bool) -> str:
-    """The release as CSV text, with formula cells escaped when asked; warns (or, with --strict, refuses)
-    when it holds cells that a spreadsheet would run as formulas and they are kept exact."""
+def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bool) -> Callable[[TextIO], None]:
+    """The release's CSV writer (a stream of rows, never one string), with formula cells escaped when asked;
+    warns (or, with --strict, refuses) when it holds cells that a spreadsheet would run as formulas and they
+    are kept exact."""
     cells = report.get("formula_cells") or api.formula_record(table)
     if cells["cells"] and not escape_formulas:
         message = (f"the release holds {cells['cells']} cells that a spreadsheet would run as formulas (they start "
@@ -346,24 +348,26 @@ def release_text(table: Table, report: dict, escape_formulas: bool, strict: bool
         warn(message)
         report.setdefault("warnings", []).append(message)
     report["formula_cells"] = dict(cells, escaped=bool(escape_formulas and cells["cells"]))
-    header, rows = list(table.columns), table.rows()
-    if escape_formulas:
-        header = [escape(c) for c in header]
-        rows = [[escape(v) for v in row] for row in rows]
-    return format_csv(header, rows, table.separator)
+    if not escape_formulas:
+        return table.write_csv
+
+    def write_escaped(handle: TextIO) -> None:
+        write_csv(handle, [escape(c) for c in table.columns],
+                  ([escape(v) for v in row] for row in table.iter_rows()), table.separator)
+
+    return write_escaped
 
 
-def publish(output: Path, report_path: Path, csv_text: str, report: dict, protected: Sequence[str],
+def publish(output: Path, report_path: Path, csv_text: Callable[[TextIO], None], report: dict, protected: Sequence[str],
             check: Callable[[Path], object], escaped: bool) -> None:
     """Write the release and its report as a pair (write_atomic_many: both or neither). The report's
     `verified` is filled in by the check callback, after the independent check of the written temporary
     release has passed, and the report's temporary file is rewritten with it before the pair is renamed into
     place: a published report never claims a check that did not run."""
     report["verified"] = {"checker": "kgen.check, on the written file", "passed": None}  # never published so
-    digest = provenance.attach_release(report, output, csv_text)
 
     def check_pair(paths: list[Path]) -> None:
-        provenance.check_written(paths[0], digest)  # the bytes on disk are the ones the report records
+        provenance.attach_release_file(report, output, paths[0])  # the SHA-256 of the bytes on disk
         result = check(paths[0])
         report["verified"] = verified_record(result, escaped)
         with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
@@ -380,7 +384,7 @@ def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequen
     """Both files or neither: each is written to a temporary file first, the written release is checked by
     the independent checker (`kgen.verify`), and only then are both renamed into place."""
     table = result.release
-    text = release_text(table, result.report, escape_formulas, config.strict)
+    text = release_writer(table, result.report, escape_formulas, config.strict)
     escaped = result.report["formula_cells"]["escaped"]
     publish(output, report, text, result.report, inputs,
             lambda path: verify_release_file(path, config, escaped, table.separator), escaped)
@@ -570,7 +574,7 @@ def run_apply(args: argparse.Namespace) -> int:
         return EXIT_NO_SOLUTION
     k, rules = rules_from_models(r["models"], args.drop_suppressed)
     r["provenance"] = provenance.for_apply(args.input, args.report, provenance.read_report(args.report))
-    text = release_text(table, r, args.escape_formulas, args.strict)
+    text = release_writer(table, r, args.escape_formulas, args.strict)
     escaped = r["formula_cells"]["escaped"]
     qis = list(r["quasi_identifiers"])
     publish(output, report, text, r, protected,

@@ -1,9 +1,12 @@
-"""Reading and writing CSV files: separator detection, BOM, CRLF, quoted fields, atomic writes.
+"""Reading and writing CSV: separator detection, BOM, CRLF, quoted fields, streamed into columns.
 
-Every problem with a file is an InputError naming the file, and the row or column where it can. Rows are
-numbered as a spreadsheet numbers them (1 = the first record, normally the header; a quoted field with line
-breaks stays in one row); when a row does not start on the same line number, messages give the line too.
-Input files are only ever read.
+A data file is read as a stream (`csv.reader` over the open file) straight into columns: each column is
+dictionary-encoded as it is read (an integer code per row, and the list of its distinct strings), so that a
+table of millions of rows never exists as Python strings per row. Every problem with a file is an
+InputError naming the file and, where it can, the data row ("row N": the first row after the header is row
+1, as the report's `suppressed_rows`), the physical line ("line L") and the column; a message shows at most
+the offending field, cut to 40 characters, never a whole row. Input files are only ever read (see
+kgen.files, which also owns atomic writing; its names are re-exported here for older callers).
 """
 
 from __future__ import annotations
@@ -12,72 +15,41 @@ import csv
 import io
 import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TextIO
 
-from lattice.errors import InputError
+import numpy as np
 
-SEPARATORS = (",", ";")
+from fitness.encoding import code_dtype
+from kgen.files import check_target, open_input, same_file, write_atomic, write_atomic_many  # noqa: F401 (re-exported)
+from lattice.errors import InputError, clip
+
+SEPARATORS = (",", ";", "\t", "|")
+SEPARATOR_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+HEAD_BYTES = 1 << 16  # separator detection looks at the first lines within this many bytes
+MAX_LINE = 1 << 25  # characters of one physical line: beyond, the file is refused (a file of zeros, no line ends)
+CHUNK_ROWS = 16_384  # rows parsed before they are encoded into the columns (bounds the per-row strings held)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+_UNDECODED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, as surrogateescape keeps them
 
 
-@dataclass(frozen=True)
-class Record:
-    """One CSV record: its row number (1-based, blank rows counted), first physical line, and fields."""
-
-    row: int
-    line: int
-    fields: list[str]
-
-    @property
-    def where(self) -> str:
-        """" (line L)" when the record does not start on line `row`, else ""."""
-        return f" (line {self.line})" if self.line != self.row else ""
-
-
-def read_text(path: str | os.PathLike) -> str:
-    """The file's text, decoded as UTF-8 (a BOM is dropped). Errors: not found, a folder, unreadable,
-    not UTF-8 (naming the line and showing it)."""
-    name = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, not a file", file=name) from None
-    except OSError as error:
-        raise InputError(f"cannot be read: {error.strerror or error}", file=name) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise not_utf8(name, data, error) from None
-
-
-def not_utf8(name: str, data: bytes, error: UnicodeDecodeError) -> InputError:
-    """The error for a file that is not UTF-8, naming the line and showing it with the bad bytes escaped."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); re-save it as UTF-8", file=name)
-    breaks = list(_LINE_BREAK_BYTES.finditer(data, 0, error.start))
-    line = len(breaks) + 1
-    line_start = breaks[-1].end() if breaks else 0
-    following = _LINE_BREAK_BYTES.search(data, error.start)
-    text = data[line_start: following.start() if following else len(data)]
-    shown = text[:80].decode("utf-8", errors="backslashreplace")
-    return InputError(
-        f"is not UTF-8: line {line} has byte 0x{data[error.start]:02x} (offset {error.start}) in: {shown}; "
-        "re-save the file as UTF-8 (it is probably Latin-1 or Windows-1252)",
-        file=name, value=shown,
-    )
+def check_separator(separator: str) -> str:
+    """The separator itself if kgen accepts it (`,` `;` tab `|`); the word `tab` is accepted for tab."""
+    if separator == "tab":
+        return "\t"
+    if separator not in SEPARATORS:
+        raise InputError(f"unsupported separator {separator!r}: choose one of , ; tab |")
+    return separator
 
 
 def detect_separator(text: str) -> str:
-    """`;` or `,` for a file, judged on its first lines (outside quotes).
+    """`,` `;` tab or `|` for a file, judged on its first lines (outside quotes).
 
-    The separator that gives every line the same number of fields wins, then the one giving more fields, then
-    the one whose fields look whole (no leading blank, balanced brackets: `5;[0, 9]` is `;`), then `,`.
+    The separator that gives every line the same number of fields (more than one) wins, then the one giving
+    more fields, then the one whose fields look whole (no leading blank, balanced brackets: `5;[0, 9]` is
+    `;`), then `,`. A one-column file has no separator to find: `,`.
     """
     lines = [line for line in _LINE_BREAK.split(text, 50)[:50] if line.strip()][:50]
 
@@ -99,167 +71,250 @@ def detect_separator(text: str) -> str:
     return max(SEPARATORS, key=score)
 
 
-def parse_records(text: str, separator: str, name: str) -> list[Record]:
-    """Every record of the text, blank ones included (as empty field lists) so that numbering is exact."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
-    records: list[Record] = []
-    line = 1
-    try:
-        for fields in reader:
-            records.append(Record(len(records) + 1, line, fields))
-            line = reader.line_num + 1
-    except csv.Error as error:
-        hint = " (a quote that is never closed?)" if "end of data" in str(error) else ""
-        raise InputError(f"is not valid CSV at line {line}: {error}{hint}", file=name,
-                         row=len(records) + 1) from None
-    return records
-
-
 def is_blank(fields: Sequence[str], width: int) -> bool:
     """An empty line, or a line of blanks where more than one field is expected. A line of separators
     only (`,,,`) with the right number of fields is a record whose values are all missing, not a blank."""
     return not fields or (len(fields) == 1 and not fields[0].strip() and width != 1)
 
 
-def read_table_rows(path: str | os.PathLike, separator: str | None = None
-                    ) -> tuple[list[str], list[list[str]], str, list[int]]:
-    """Header, data rows, separator and each data row's row number, for a CSV file with a header row.
+def _head_text(raw: io.BufferedReader, name: str) -> str:
+    """The first lines of the file, decoded leniently, for separator detection; the stream is rewound.
+    A UTF-16 file (byte-order mark) is refused here."""
+    head = raw.read(HEAD_BYTES)
+    raw.seek(0)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); re-save it as UTF-8", file=name)
+    if len(head) == HEAD_BYTES:  # drop the last line: it may be cut in the middle
+        cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
+        head = head[:cut] if cut > 0 else head
+    return head.decode("utf-8-sig", errors="replace")
 
-    Errors: empty file, header with empty or duplicate column names, rows with the wrong number of fields
-    (ragged), invalid CSV. Blank lines are skipped; the header is the first non-blank record.
-    """
-    name = str(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("is empty: expected a header row and data rows", file=name)
-    separator = separator or detect_separator(text)
-    records = [r for r in parse_records(text, separator, name) if not is_blank(r.fields, 0)]
-    if not records:
-        raise InputError("has no header row: every line is blank", file=name)
-    first, body = records[0], records[1:]
-    header = [h.strip() for h in first.fields]
+
+def _text(raw: io.BufferedReader, errors: str = "strict") -> TextIO:
+    # newline="": the csv module sees \r\n, \r and \n line ends untranslated and counts lines itself
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors=errors, newline="")
+
+
+@dataclass(frozen=True)
+class CodedCSV:
+    """A CSV file read into columns: per column, an integer code per data row and the distinct strings
+    (`labels`, sorted), so that `labels[codes[r]]` is data row r's field."""
+
+    header: tuple[str, ...]
+    codes: tuple[np.ndarray, ...]
+    labels: tuple[tuple[str, ...], ...]
+    separator: str
+    rows: int
+
+
+class _ColumnEncoder:
+    """Dictionary-encodes one column chunk by chunk: a dict from string to code, and the codes in one
+    growing C array (`array('i')`: 4 bytes a row, no Python object per row, one block to free)."""
+
+    __slots__ = ("index", "codes")
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.codes = array("i")
+
+    def add(self, values: Sequence[str]) -> None:
+        index = self.index
+        setdefault = index.setdefault
+        # the default is evaluated before the call: a new string gets the next code
+        self.codes.extend([setdefault(v, len(index)) for v in values])
+
+    def finish(self) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Codes renumbered so that the labels are sorted (the order every encoder downstream uses), in the
+        narrowest integer type that holds them (`fitness.encoding.code_dtype`)."""
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self.codes) else np.zeros(0, dtype=np.int32)
+        labels = list(self.index)
+        self.index, self.codes = {}, array("i")
+        order = sorted(range(len(labels)), key=labels.__getitem__)
+        rank = np.empty(len(labels), dtype=code_dtype(len(labels)))
+        rank[order] = np.arange(len(labels))
+        return rank[codes], tuple(labels[i] for i in order)
+
+
+def check_header(fields: Sequence[str], line: int, name: str) -> tuple[str, ...]:
+    """The column names (blanks around them dropped); errors: no names, a nameless column, duplicates."""
+    header = tuple(h.strip() for h in fields)
     if not any(header):
-        raise InputError(f"the header row{first.where} has no column names", file=name, row=first.row)
+        raise InputError("the header row has no column names", file=name, line=line)
     seen: dict[str, int] = {}
     for position, column in enumerate(header, start=1):
         if not column:
             hint = " (a trailing separator?)" if position == len(header) else ""
-            raise InputError(f"column {position} of the header has no name{hint}", file=name, row=first.row)
+            raise InputError(f"column {position} of the header has no name{hint}", file=name, line=line)
         if column in seen:
-            raise InputError(f"duplicate column name {column!r} (columns {seen[column]} and {position})",
-                             file=name, row=first.row, column=column, value=column)
+            raise InputError(f"duplicate column name {clip(column)} (columns {seen[column]} and {position})",
+                             file=name, line=line, column=column, value=column)
         seen[column] = position
-    data, numbers = [], []
-    for record in body:
-        if is_blank(record.fields, len(header)):
-            continue
-        if len(record.fields) != len(header):
-            raise InputError(
-                f"has {len(record.fields)} fields but the header has {len(header)}{record.where}; "
-                "quote fields that contain the separator",
-                file=name, row=record.row, value=separator.join(record.fields)[:80],
-            )
-        data.append(record.fields)
-        numbers.append(record.row)
-    return header, data, separator, numbers
+    return header
+
+
+def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCSV:
+    """Read a CSV file with a header row into dictionary-encoded columns, streaming.
+
+    Errors: not a regular file, empty file, header with empty or duplicate column names, rows with the wrong
+    number of fields (ragged), invalid CSV (an unclosed quote), bytes that are not UTF-8, UTF-16. Blank lines
+    are skipped and not counted as rows; the header is the first non-blank record.
+    """
+    name = str(path)
+    with open_input(path) as raw:
+        head = _head_text(raw, name)  # type: ignore[arg-type]
+        separator = check_separator(separator) if separator is not None else detect_separator(head)
+        try:
+            return _read_coded(_text(raw), separator, name)  # type: ignore[arg-type]
+        except UnicodeDecodeError:
+            pass
+    raise _not_utf8(path, separator)
+
+
+def _lines(text: TextIO, name: str) -> Iterator[str]:
+    """The physical lines of a text stream, as the csv module reads them, each at most MAX_LINE characters:
+    a huge file without line ends is an error, not a MemoryError."""
+    readline = text.readline
+    number = 0
+    while line := readline(MAX_LINE):
+        number += 1
+        if len(line) == MAX_LINE and line[-1] not in "\r\n":
+            raise InputError(f"line {number} is longer than {MAX_LINE:,} characters: this is not a CSV table",
+                             file=name)
+        yield line
+
+
+def _read_coded(text: TextIO, separator: str, name: str) -> CodedCSV:
+    reader = csv.reader(_lines(text, name), delimiter=separator, strict=True)
+    header: tuple[str, ...] | None = None
+    encoders: list[_ColumnEncoder] = []
+    width = rows = 0
+    line = 1  # the physical line where the next record starts
+    chunk: list[list[str]] = []
+    try:
+        for fields in reader:
+            start, line = line, reader.line_num + 1
+            if header is None:
+                if not is_blank(fields, 0):
+                    header = check_header(fields, start, name)
+                    width = len(header)
+                    encoders = [_ColumnEncoder() for _ in header]
+                continue
+            if len(fields) != width:
+                if is_blank(fields, width):
+                    continue
+                raise InputError(f"has {len(fields)} fields but the header has {width}; quote fields that "
+                                 "contain the separator", file=name, row=rows + 1, line=start)
+            rows += 1
+            chunk.append(fields)
+            if len(chunk) == CHUNK_ROWS:
+                _encode(chunk, encoders)
+                chunk = []
+    except csv.Error as error:
+        hint = " (a quote that is never closed?)" if "end of data" in str(error) else ""
+        raise InputError(f"is not valid CSV: {error}{hint}", file=name,
+                         row=rows + 1 if header is not None else None, line=line) from None
+    if header is None:
+        text.seek(0)
+        if not any(piece.strip() for piece in iter(lambda: text.read(1 << 16), "")):
+            raise InputError("is empty: expected a header row and data rows", file=name)
+        raise InputError("has no header row: every line is blank", file=name)
+    _encode(chunk, encoders)
+    columns = [encoder.finish() for encoder in encoders]
+    return CodedCSV(header, tuple(c for c, _ in columns), tuple(labels for _, labels in columns), separator, rows)
+
+
+def _encode(chunk: list[list[str]], encoders: list[_ColumnEncoder]) -> None:
+    if chunk:
+        for encoder, values in zip(encoders, zip(*chunk)):
+            encoder.add(values)
+
+
+def _not_utf8(path: str | os.PathLike, separator: str) -> InputError:
+    """The error for a file that is not UTF-8: a second pass (bytes that do not decode kept as surrogates)
+    finds the row, line and column of the first bad byte and shows that field only, escaped and cut."""
+    name = str(path)
+    with open_input(path) as raw:
+        reader = csv.reader(_text(raw, "surrogateescape"), delimiter=separator)  # type: ignore[arg-type]
+        header_seen, rows, line = False, 0, 1
+        header: list[str] = []
+        try:
+            for fields in reader:
+                start, line = line, reader.line_num + 1
+                if not header_seen and is_blank(fields, 0):
+                    continue
+                if header_seen and is_blank(fields, len(header)):
+                    continue
+                rows += header_seen
+                for position, field in enumerate(fields):
+                    bad = _UNDECODED.search(field)
+                    if bad is None:
+                        continue
+                    before = "".join(f + "," for f in fields[:position]) + field[:bad.start()]
+                    at = start + len(_LINE_BREAK.findall(before))
+                    byte = ord(bad.group()) - 0xDC00
+                    shown = field.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                    if header_seen and position < len(header):
+                        column, where = header[position], ""
+                    else:
+                        column, where = None, f" in {'the header, ' if not header_seen else ''}field {position + 1}"
+                    return InputError(
+                        f"is not UTF-8: line {at} has byte 0x{byte:02x}{where}: {clip(shown)}; re-save the file "
+                        "as UTF-8 (it is probably Latin-1 or Windows-1252)",
+                        file=name, row=rows if header_seen else None, column=column, value=clip(shown, quote=False))
+                if not header_seen:
+                    header, header_seen = [h.strip() for h in fields], True
+        except csv.Error:
+            pass
+    return InputError("is not UTF-8; re-save the file as UTF-8 (it is probably Latin-1 or Windows-1252)", file=name)
 
 
 def read_rows(path: str | os.PathLike, separator: str | None = None) -> list[list[str]]:
-    """All rows of a CSV file without a header (e.g. an ARX hierarchy); blank rows come back as `[]` so
-    that a row's position is its row number."""
+    """All rows of a small CSV file without a header (e.g. an ARX hierarchy); blank rows come back as `[]`
+    so that a row's position is its row number (row 1 = the first line)."""
     name = str(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("is empty", file=name)
-    return [[] if not any(f.strip() for f in r.fields) else r.fields
-            for r in parse_records(text, separator or detect_separator(text), name)]
+    with open_input(path) as raw:
+        head = _head_text(raw, name)  # type: ignore[arg-type]
+        if not head.strip() and not raw.read(HEAD_BYTES).strip():
+            raise InputError("is empty", file=name)
+        raw.seek(0)
+        separator = check_separator(separator) if separator is not None else detect_separator(head)
+        rows: list[list[str]] = []
+        line = 1
+        reader = csv.reader(_lines(_text(raw), name), delimiter=separator, strict=True)  # type: ignore[arg-type]
+        try:
+            for fields in reader:
+                rows.append([] if not any(f.strip() for f in fields) else fields)
+                line = reader.line_num + 1
+        except csv.Error as error:
+            hint = " (a quote that is never closed?)" if "end of data" in str(error) else ""
+            raise InputError(f"is not valid CSV: {error}{hint}", file=name, row=len(rows) + 1, line=line) from None
+        except UnicodeDecodeError:
+            pass
+        else:
+            return rows
+    raise _not_utf8(path, separator)
 
 
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether two paths name the same file (after symlinks; hard links included when both exist)."""
-    try:
-        pa, pb = Path(a), Path(b)
-        return pa.resolve() == pb.resolve() or (pa.exists() and pb.exists() and pa.samefile(pb))
-    except OSError:
-        return False
-
-
-def check_target(path: str | os.PathLike, protected: Iterable[str | os.PathLike] = ()) -> None:
-    """Raise an InputError unless `path` can be written as an output: not one of the `protected` files
-    (inputs, hierarchies), not a folder, in an existing folder where a file can be created.
-
-    Called before a long search so that a bad output path fails in a second, not after an hour. Leaves
-    nothing behind (the probe file is removed).
-    """
-    target = Path(path)
-    for source in protected:
-        if same_file(target, source):
-            raise InputError(f"is an input of this run ({str(source)!r}): refusing to overwrite it; give another "
-                             "--output or --report", file=str(target))
-    if target.is_dir():
-        raise InputError("is a folder: give a file name", file=str(target))
-    folder = target.parent
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"cannot be written: {str(folder)!r} is a file, not a folder", file=str(target))
-    if not folder.is_dir():
-        raise InputError(f"cannot be written: the folder {str(folder)!r} does not exist (create it first)",
-                         file=str(target))
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as error:
-        raise InputError(f"cannot be written: the folder {str(folder)!r} is not writable "
-                         f"({error.strerror or error})", file=str(target)) from None
-    os.close(fd)
-    os.unlink(probe)
-
-
-def write_atomic_many(items: Sequence[tuple[str | os.PathLike, str]],
-                      protected: Iterable[str | os.PathLike] = (),
-                      check: Callable[[list[Path]], None] | None = None) -> None:
-    """Write several files all-or-nothing as far as the file system allows: each text goes to a temporary
-    file in its target's folder, and only when every one is complete are they renamed into place. On any
-    failure (or Ctrl-C) before the renames, every temporary file is removed and no target is touched.
-    `check(temporary_paths)`, when given, inspects the complete temporary files before the renames; if it
-    raises, nothing is published. Refuses to write over the `protected` files (inputs)."""
-    protected = list(protected)
-    targets = [Path(path) for path, _ in items]
-    for i, target in enumerate(targets):
-        if any(same_file(target, other) for other in targets[:i]):
-            raise InputError("is given for two outputs (e.g. --output and --report)", file=str(target))
-        check_target(target, protected)
-    temporaries: list[str] = []
-    current = targets[0] if targets else Path(".")
-    try:
-        for target, (_, text) in zip(targets, items):
-            current = target
-            fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            temporaries.append(temporary)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-        if check is not None:
-            check([Path(t) for t in temporaries])
-        for target, temporary in zip(targets, temporaries):
-            current = target
-            os.replace(temporary, target)
-    except BaseException as error:
-        for temporary in temporaries:
-            Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise InputError(f"cannot be written: {error.strerror or error}", file=str(current)) from None
-        raise
-
-
-def write_atomic(path: str | os.PathLike, text: str, protected: Iterable[str | os.PathLike] = ()) -> None:
-    """Write text to path via a temporary file in the same folder and a rename: readers see the old file or
-    the whole new one, never a partial one. Refuses to write over any of the `protected` files (inputs)."""
-    write_atomic_many([(path, text)], protected)
+def read_table_rows(path: str | os.PathLike, separator: str | None = None
+                    ) -> tuple[list[str], list[list[str]], str, list[int]]:
+    """Header, data rows as lists of strings, separator and each data row's number (1-based), for callers
+    that want rows; `read_coded` is the streaming, columnar reader behind it."""
+    coded = read_coded(path, separator)
+    columns = [np.asarray(labels, dtype=object)[codes] if labels else np.zeros(0, dtype=object)
+               for codes, labels in zip(coded.codes, coded.labels)]
+    rows = [list(r) for r in zip(*columns)] if columns else []
+    return list(coded.header), rows, coded.separator, list(range(1, coded.rows + 1))
 
 
 def format_csv(header: Sequence[str], rows: Iterable[Sequence[str]], separator: str = ",") -> str:
+    """A whole CSV text (small tables; `write_csv` streams large ones to a handle)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter=separator, lineterminator="\n")
+    write_csv(buffer, header, rows, separator)
+    return buffer.getvalue()
+
+
+def write_csv(handle: TextIO, header: Sequence[str], rows: Iterable[Sequence[str]], separator: str = ",") -> None:
+    """Write a header and rows to an open text handle (rows may be a lazy iterable: nothing is gathered)."""
+    writer = csv.writer(handle, delimiter=separator, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)
-    return buffer.getvalue()

@@ -13,9 +13,12 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from kgen.csvio import read_rows
+from kgen.table import CodedColumn
 from lattice import builders
-from lattice.errors import InputError
+from lattice.errors import InputError, clip
 from lattice.hierarchy import TOP, Hierarchy
 
 HierarchySpec = "str | os.PathLike | Hierarchy | Sequence[Mapping[str, str]]"
@@ -58,7 +61,7 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
         try:
             widths = [int(w) for w in argument.split(",") if w.strip()]
         except ValueError:
-            raise InputError(f"bad interval widths {argument!r}: expected e.g. intervals:5,10,20",
+            raise InputError(f"bad interval widths {clip(argument)}: expected e.g. intervals:5,10,20",
                              column=column) from None
         return builders.interval_hierarchy(column, values, widths)
     if kind == "mask":
@@ -69,7 +72,7 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
         return Hierarchy.from_rows(column, [[v, TOP] for v in values] or [["", TOP]], f"flat hierarchy of {column!r}")
     path = Path(text)
     if not path.exists():
-        raise InputError(f"hierarchy {text!r} is neither an existing file nor a builder "
+        raise InputError(f"hierarchy {clip(text)} is neither an existing file nor a builder "
                          "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column, value=text)
     return load_arx(path, column)
 
@@ -86,9 +89,22 @@ def default_spec(column: str, values: Sequence[str], source: str | None = None) 
         return "decimal"
     if sum(numeric) > len(values) / 2:
         bad = values[numeric.index(False)]
-        raise InputError(f"value {bad!r} is text in a numeric column; declare it missing (--missing) or give "
+        raise InputError(f"value {clip(bad)} is text in a numeric column; declare it missing (--missing) or give "
                          "a hierarchy (--hierarchy)", file=source, column=column, value=bad)
     return "flat"
+
+
+def first_row(column_values: Sequence[str], value: str) -> int | None:
+    """The index of the first row holding `value` (None if none): on the codes for a coded column."""
+    if isinstance(column_values, CodedColumn):
+        if value not in column_values.labels:
+            return None
+        hits = np.flatnonzero(column_values.codes == column_values.labels.index(value))
+        return int(hits[0]) if hits.size else None
+    for index, candidate in enumerate(column_values):
+        if candidate == value:
+            return index
+    return None
 
 
 def locate(error: InputError, column: str, source: str | None, column_values: Sequence[str] | None,
@@ -97,9 +113,8 @@ def locate(error: InputError, column: str, source: str | None, column_values: Se
     as a note when it names another file (the hierarchy)."""
     if error.value is None or column_values is None:
         return error.located(file=source, column=column)
-    try:
-        index = list(column_values).index(error.value)
-    except ValueError:
+    index = first_row(column_values, error.value)
+    if index is None:
         return error.located(file=source, column=column)
     row = row_number(index) if row_number is not None else index + 1
     if error.file is None or error.file == source:

@@ -168,6 +168,15 @@ def attach_release(report: dict, path: str | os.PathLike, text: str) -> str:
     return digest
 
 
+def attach_release_file(report: dict, path: str | os.PathLike, written: str | os.PathLike) -> str:
+    """Record in the report's provenance the size and SHA-256 of the release as written (`written`, e.g. the
+    temporary file before its rename to `path`); returns the digest."""
+    digest = sha256_file(written)
+    report.setdefault("provenance", {})["release"] = {"path": str(path), "absolute_path": str(Path(path).resolve()),
+                                                      "bytes": os.path.getsize(written), "sha256": digest}
+    return digest
+
+
 def check_written(path: str | os.PathLike, digest: str) -> None:
     """The file written (e.g. the temporary file before its rename) has the recorded SHA-256."""
     found = sha256_file(path)
@@ -218,5 +227,5 @@ def command_line(argv: Sequence[str] | None) -> list[str]:
     return ["kgen", *(sys.argv[1:] if argv is None else argv)]
 
 
-__all__ = ["ChecksumError", "attach_release", "build", "check_written", "file_record", "sha256_file",
-           "verify_against_report"]
+__all__ = ["ChecksumError", "attach_release", "attach_release_file", "build", "check_written", "file_record",
+           "sha256_file", "verify_against_report"]

@@ -1,22 +1,120 @@
-"""In-memory tables of strings, from CSV files, column mappings or pandas DataFrames."""
+"""Tables of string values, from CSV files, column mappings or pandas DataFrames, stored by column.
+
+A column is either a plain sequence of strings (small tables built in Python) or a `CodedColumn`: an integer
+code per row (uint8, uint16 or int32: the narrowest that holds the column's distinct values) and the tuple of
+distinct strings. CSV files are read straight into coded columns, so that a table of millions of rows costs 1
+to 4 bytes per cell plus its distinct values, not a Python string per cell; `prepare` and `release` work on
+the codes, and `Table.column(name)` still gives a sequence of strings to every other caller (materialized
+lazily, row by row or in chunks).
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TextIO, overload
 
-from kgen.csvio import read_table_rows
-from lattice.errors import InputError
+import numpy as np
+
+from fitness.encoding import code_dtype
+from kgen import csvio
+from kgen.csvio import read_coded
+from lattice.errors import InputError, clip
 
 DEFAULT_MISSING = ("", "?", "NA")
+ITER_CHUNK = 65_536  # rows materialized at a time when a coded column is iterated
+
+
+class CodedColumn(Sequence[str]):
+    """A column as codes: `labels[codes[r]]` is row r's value. Behaves as a read-only sequence of strings
+    (indexing, iteration, `in`, equality with a list) without holding a string per row."""
+
+    __slots__ = ("codes", "labels", "__dict__")
+
+    def __init__(self, codes: np.ndarray, labels: Sequence[str]) -> None:
+        self.codes = np.asarray(codes)  # any integer type: kgen keeps the narrowest (fitness.encoding.code_dtype)
+        self.labels = tuple(labels)
+
+    @cached_property
+    def _objects(self) -> np.ndarray:
+        return np.array(self.labels + ("",), dtype=object)[:-1]  # never a 2-D array of characters
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> CodedColumn: ...
+
+    def __getitem__(self, index: int | slice) -> str | CodedColumn:
+        if isinstance(index, slice):
+            return CodedColumn(self.codes[index], self.labels)
+        return self.labels[self.codes[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, len(self), ITER_CHUNK):
+            yield from self.chunk(start, start + ITER_CHUNK)
+
+    def chunk(self, start: int, stop: int) -> list[str]:
+        """Rows start..stop-1 as a list of strings."""
+        return self._objects[self.codes[start:stop]].tolist()
+
+    def __setitem__(self, index: int, value: str) -> None:
+        """Set one row's value (rare: for callers that edit a table in place). Labels stay sorted and unique."""
+        labels = sorted(set(self.labels) | {value})
+        rank = np.array([labels.index(label) for label in self.labels], dtype=code_dtype(len(labels)))
+        codes = rank[self.codes] if len(self.labels) else self.codes.astype(code_dtype(len(labels)))
+        codes[index] = labels.index(value)
+        self.codes, self.labels = codes, tuple(labels)
+        self.__dict__.pop("_objects", None)
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            code = self.labels.index(value)  # type: ignore[arg-type]
+        except ValueError:
+            return False
+        return bool((self.codes == code).any())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CodedColumn) and other.labels == self.labels:
+            return bool(np.array_equal(other.codes, self.codes))
+        if isinstance(other, (CodedColumn, list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def tolist(self) -> list[str]:
+        return self._objects[self.codes].tolist()
+
+    def __repr__(self) -> str:
+        return f"CodedColumn({len(self)} rows, {len(self.labels)} distinct)"
+
+    def __getstate__(self) -> tuple:
+        return self.codes, self.labels
+
+    def __setstate__(self, state: tuple) -> None:
+        self.codes, self.labels = state
+
+
+def column_codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Codes and sorted distinct labels of a column: free for a CodedColumn, encoded for a plain one."""
+    if isinstance(values, CodedColumn):
+        return values.codes, values.labels
+    labels = tuple(sorted(set(values)))
+    index = {v: i for i, v in enumerate(labels)}
+    return np.fromiter(map(index.__getitem__, values), dtype=code_dtype(len(labels)), count=len(values)), labels
 
 
 @dataclass(frozen=True, eq=False)
 class Table:
     """Columns of string values, all of length n. `source` names the file (for messages and to protect it
-    from being overwritten); `separator` is the one it was read with; `row_numbers[i]` is data row i's row
-    number in the source file (None: rows are numbered from 1)."""
+    from being overwritten); `separator` is the one it was read with. Data row i (0-based) is "row i + 1" in
+    every message and report. `row_numbers` is kept for callers that give their own numbering."""
 
     columns: tuple[str, ...]
     values: Mapping[str, Sequence[str]]
@@ -30,23 +128,42 @@ class Table:
 
     def column(self, name: str) -> Sequence[str]:
         if name not in self.values:
-            raise InputError(f"unknown column {name!r}; the table has: {', '.join(self.columns)}",
+            raise InputError(f"unknown column {clip(name)}; the table has: {', '.join(self.columns)}",
                              file=self.source, column=name)
         return self.values[name]
 
+    def codes(self, name: str) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Column `name` as (integer code per row, sorted distinct labels): what prepare and release use."""
+        return column_codes(self.column(name))
+
+    def iter_rows(self) -> Iterator[list[str]]:
+        """The rows, materialized a chunk at a time (for writing a large table without holding it)."""
+        for start in range(0, self.n, ITER_CHUNK):
+            stop = min(start + ITER_CHUNK, self.n)
+            parts = [v.chunk(start, stop) if isinstance(v, CodedColumn) else list(v[start:stop])
+                     for v in (self.values[c] for c in self.columns)]
+            yield from (list(r) for r in zip(*parts))
+
+    def write_csv(self, handle: TextIO) -> None:
+        """Write the table as CSV (its own separator) to an open text handle, a chunk of rows at a time: the
+        release is never one giant string. Pass the bound method as the content of
+        `kgen.files.write_atomic_many`."""
+        csvio.write_csv(handle, self.columns, self.iter_rows(), self.separator)
+
     def rows(self) -> list[list[str]]:
-        return [list(r) for r in zip(*(self.values[c] for c in self.columns))]
+        return list(self.iter_rows())
 
     def row_number(self, index: int) -> int:
-        """The row number, in the source, of data row `index` (0-based): what a user sees in a spreadsheet."""
+        """The number of data row `index` (0-based) in messages: 1-based, as the report's suppressed_rows."""
         return self.row_numbers[index] if self.row_numbers is not None else index + 1
 
 
 def read_csv(path: str | os.PathLike, separator: str | None = None) -> Table:
-    """Read a CSV file with a header row (`,` or `;` detected, UTF-8 with or without BOM)."""
-    header, rows, separator, numbers = read_table_rows(path, separator)
-    values = {c: [r[i] for r in rows] for i, c in enumerate(header)}
-    return Table(tuple(header), values, str(path), separator, tuple(numbers))
+    """Read a CSV file with a header row (`,` `;` tab or `|`, detected unless given; UTF-8 with or without
+    BOM), streaming it into coded columns."""
+    coded = read_coded(path, separator)
+    values = {c: CodedColumn(codes, labels) for c, codes, labels in zip(coded.header, coded.codes, coded.labels)}
+    return Table(coded.header, values, str(path), coded.separator)
 
 
 def from_mapping(data: Mapping[str, Sequence[object]]) -> Table:
@@ -54,10 +171,10 @@ def from_mapping(data: Mapping[str, Sequence[object]]) -> Table:
     columns = tuple(str(c) for c in data)
     if len(set(columns)) != len(columns):
         twice = next(c for c in columns if columns.count(c) > 1)
-        raise InputError(f"duplicate column name {twice!r}", column=twice, value=twice)
+        raise InputError(f"duplicate column name {clip(twice)}", column=twice, value=twice)
     for c, v in data.items():
         if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
-            raise InputError(f"column {str(c)!r} must be a sequence of values, got {type(v).__name__}",
+            raise InputError(f"column {clip(c)} must be a sequence of values, got {type(v).__name__}",
                              column=str(c))
     lengths = {c: len(v) for c, v in data.items()}
     if len(set(lengths.values())) > 1:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
-from lattice.errors import InputError
+from lattice.errors import InputError, clip
 from lattice.hierarchy import TOP, Hierarchy
 
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
@@ -26,7 +26,7 @@ def is_number(value: str) -> bool:
 
 def _number(value: str, column: str) -> Decimal:
     if not is_number(value):
-        raise InputError(f"value {value!r} is not a number; a numeric hierarchy needs numbers "
+        raise InputError(f"value {clip(value)} is not a number; a numeric hierarchy needs numbers "
                          "(declare the missing-value token or give a hierarchy file)", column=column, value=value)
     return Decimal(value.strip())
 
@@ -34,6 +34,14 @@ def _number(value: str, column: str) -> Decimal:
 def _interval(low: int, width: int, integral: bool = True) -> str:
     """`[low, high]` for integers; `[low, low + width)` when the data has fractions (9.5 is not in [0, 9])."""
     return f"[{low}, {low + width - 1}]" if integral else f"[{low}, {low + width})"
+
+
+class _Labels(dict):
+    """One string object per distinct label: a high-cardinality column (200,000 incomes) shares the few
+    thousand interval labels of its upper levels instead of holding a new string per value and level."""
+
+    def __call__(self, label: str) -> str:
+        return self.setdefault(label, label)
 
 
 def _integral(numbers: Iterable[Decimal]) -> bool:
@@ -59,17 +67,17 @@ def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     numbers = {v: _number(v, name) for v in values}
     for value, number in numbers.items():
         if number.copy_abs() >= Decimal(10) ** MAX_DIGITS:  # before floor(): 1e999999999 would not fit in memory
-            raise InputError(f"value {value!r} has more than {MAX_DIGITS} digits: too large for decimal "
+            raise InputError(f"value {clip(value)} has more than {MAX_DIGITS} digits: too large for decimal "
                              "rounding; give intervals or a hierarchy file", column=name, value=value)
     biggest = max((abs(int(math.floor(n))) for n in numbers.values()), default=0)
     h = max(1, len(str(biggest)))
     integral = _integral(numbers.values())
-    rows = []
+    rows, shared = [], _Labels()
     for value, number in numbers.items():
         row = [value]
         for level in range(1, h + 1):
             width = 10 ** level
-            row.append(_interval(int(math.floor(number / width)) * width, width, integral))
+            row.append(shared(_interval(int(math.floor(number / width)) * width, width, integral)))
         rows.append(row)
     return _with_single_top(name, rows, f"decimal hierarchy of {name!r}")
 
@@ -86,9 +94,10 @@ def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) 
                              column=name)
     numbers = {value: _number(value, name) for value in sorted(set(values))}
     integral = _integral(numbers.values())
-    rows = []
+    rows, shared = [], _Labels()
     for value, number in numbers.items():
-        rows.append([value] + [_interval(int(math.floor(number / w)) * w, w, integral) for w in widths] + [TOP])
+        rows.append([value] + [shared(_interval(int(math.floor(number / w)) * w, w, integral)) for w in widths]
+                    + [TOP])
     return Hierarchy.from_rows(name, rows, f"interval hierarchy of {name!r}")
 
 
@@ -97,12 +106,12 @@ def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     value's length, and the top level is `*`."""
     values = sorted(set(values))
     h = max((len(v) for v in values), default=1) or 1
-    rows = []
+    rows, shared = [], _Labels()
     for value in values:
         row = [value]
         for level in range(1, h):
             keep = max(0, len(value) - level)
-            row.append(value[:keep] + "*" * (len(value) - keep))
+            row.append(shared(value[:keep] + "*" * (len(value) - keep)))
         row.append(TOP)
         rows.append(row)
     return Hierarchy.from_rows(name, rows, f"masking hierarchy of {name!r}")
@@ -110,16 +119,16 @@ def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
 
 def date_hierarchy(name: str, values: Iterable[str], fmt: str = "%Y-%m-%d", decade: bool = False) -> Hierarchy:
     """Dates: day -> month (YYYY-MM) -> year (YYYY) [-> decade (YYYYs)] -> `*`."""
-    rows = []
+    rows, shared = [], _Labels()
     for value in sorted(set(values)):
         try:
             day = dt.datetime.strptime(value.strip(), fmt).date()
         except ValueError:
-            raise InputError(f"value {value!r} is not a date in the format {fmt!r}", column=name,
+            raise InputError(f"value {clip(value)} is not a date in the format {fmt!r}", column=name,
                              value=value) from None
-        row = [value, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}"]
+        row = [value, shared(f"{day.year:04d}-{day.month:02d}"), shared(f"{day.year:04d}")]
         if decade:
-            row.append(f"{day.year // 10 * 10:04d}s")
+            row.append(shared(f"{day.year // 10 * 10:04d}s"))
         rows.append(row + [TOP])
     return Hierarchy.from_rows(name, rows, f"date hierarchy of {name!r}")
 

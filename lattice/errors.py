@@ -22,12 +22,15 @@ class InputError(ValueError):
         column: str | None = None,
         value: str | None = None,
         exit_code: int | None = None,
+        line: int | None = None,
     ) -> None:
         parts = []
         if file is not None:
             parts.append(str(file))
         if row is not None:
             parts.append(f"row {row}")
+        if line is not None:
+            parts.append(f"line {line}")
         if column is not None:
             parts.append(f"column {column!r}")
         where = ", ".join(parts)
@@ -35,7 +38,7 @@ class InputError(ValueError):
         # one line, always: a value or file name with a line break must not split the message
         super().__init__(text.replace("\r", "\\r").replace("\n", "\\n"))
         self.message = message
-        self.file, self.row, self.column, self.value = file, row, column, value
+        self.file, self.row, self.column, self.value, self.line = file, row, column, value, line
         if exit_code is not None:
             self.exit_code = exit_code
 
@@ -50,7 +53,20 @@ class InputError(ValueError):
             column=self.column if self.column is not None else column,
             value=self.value,
             exit_code=self.exit_code,
+            line=self.line,
         )
+
+
+MAX_SHOWN = 40  # the most of a data value any message shows
+
+
+def clip(value: object, limit: int = MAX_SHOWN, quote: bool = True) -> str:
+    """A value as a message may show it: quoted (repr) and cut to `limit` characters, `...` marking a cut.
+    Messages never show more of the data than this (never a whole row)."""
+    text = str(value)
+    cut = text[:limit]
+    shown = repr(cut) if quote else cut
+    return shown + "..." if len(text) > limit else shown
 
 
 class NoSolutionError(InputError):

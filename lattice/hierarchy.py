@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lattice.errors import InputError
+from lattice.errors import InputError, clip
 
 TOP = "*"
 
@@ -54,20 +54,20 @@ class Hierarchy:
                 )
             blank = next((level for level in range(1, width) if not row[level]), None)
             if blank is not None:
-                raise InputError(f"value {row[0]!r} has an empty generalization at level {blank}; every level "
+                raise InputError(f"value {clip(row[0])} has an empty generalization at level {blank}; every level "
                                  "needs a label (use * for the most general)", file=where, row=number, value=row[0])
             if row[0] in paths:
                 if paths[row[0]] == row:
                     continue
-                raise InputError(f"value {row[0]!r} is listed twice with different generalizations",
+                raise InputError(f"value {clip(row[0])} is listed twice with different generalizations",
                                  file=where, row=number, value=row[0])
             for level in range(width - 1):
                 child, parent = row[level], row[level + 1]
                 known = parents[level].setdefault(child, parent)
                 if known != parent:
                     raise InputError(
-                        f"value {child!r} at level {level} has two parents at level {level + 1}: "
-                        f"{known!r} and {parent!r}",
+                        f"value {clip(child)} at level {level} has two parents at level {level + 1}: "
+                        f"{clip(known)} and {clip(parent)}",
                         file=where, row=number, value=child,
                     )
             paths[row[0]] = row
@@ -85,7 +85,7 @@ class Hierarchy:
             path = [value]
             for level, mapping in enumerate(levels):
                 if path[-1] not in mapping:
-                    raise InputError(f"value {path[-1]!r} has no parent at level {level + 1}",
+                    raise InputError(f"value {clip(path[-1])} has no parent at level {level + 1}",
                                      file=source or f"mapping of {name!r}", value=path[-1])
                 path.append(mapping[path[-1]])
             rows.append(path)
@@ -121,6 +121,6 @@ class Hierarchy:
         for value in values:
             if value not in self.paths:
                 raise InputError(
-                    f"value {value!r} of column {column!r} is missing from the hierarchy (level 0)",
+                    f"value {clip(value)} of column {column!r} is missing from the hierarchy (level 0)",
                     file=self.source or f"hierarchy of {column!r}", column=column, value=value,
                 )

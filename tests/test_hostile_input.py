@@ -121,27 +121,28 @@ def test_header_only_says_there_are_no_data_rows(tmp_path, capsys):
 def test_duplicate_column_names_are_named_with_both_positions(tmp_path, capsys):
     source = write(tmp_path, "dup.csv", "age,zip, age\n30,111,31\n")
     line = refused(capsys, source)
-    assert f"{source}, row 1, column 'age': duplicate column name 'age' (columns 1 and 3)" in line
+    assert f"{source}, line 1, column 'age': duplicate column name 'age' (columns 1 and 3)" in line
 
 
 def test_header_with_a_trailing_separator_names_the_nameless_column(tmp_path, capsys):
     source = write(tmp_path, "trailing.csv", "age,zip,\n30,111,\n")
     line = refused(capsys, source)
-    assert "row 1" in line and "column 3 of the header has no name (a trailing separator?)" in line
+    assert "line 1" in line and "column 3 of the header has no name (a trailing separator?)" in line
 
 
 def test_ragged_row_names_its_row_and_its_line(tmp_path, capsys):
-    # Row 3 starts on line 4: the quoted field of row 2 spans two lines.
+    # Data row 2 starts on line 4: the quoted field of row 1 spans two lines. The row is not shown.
     source = write(tmp_path, "ragged.csv", 'age,zip,note\n30,111,"two\nlines"\n31,112\n')
     line = refused(capsys, source)
-    assert f"{source}, row 3: has 2 fields but the header has 3 (line 4)" in line
+    assert f"{source}, row 2, line 4: has 2 fields but the header has 3" in line
+    assert "112" not in line
 
 
-def test_bytes_that_are_not_utf8_name_the_line_and_show_it(tmp_path, capsys):
-    source = write(tmp_path, "latin1.csv", "age,city\n30,Zürich\n31,Genève\n".encode("latin-1"))
+def test_bytes_that_are_not_utf8_name_row_line_and_column_and_show_only_the_field(tmp_path, capsys):
+    source = write(tmp_path, "latin1.csv", "age,city,note\n30,Zürich,secret\n31,Genève,x\n".encode("latin-1"))
     line = refused(capsys, source, qi="age,city")
-    assert f"{source}: is not UTF-8: line 2 has byte 0xfc" in line
-    assert r"30,Z\xfcrich" in line and "re-save the file as UTF-8" in line
+    assert f"{source}, row 1, column 'city': is not UTF-8: line 2 has byte 0xfc: 'Z\\\\xfcrich'" in line
+    assert "re-save the file as UTF-8" in line and "30" not in line and "secret" not in line
 
 
 def test_utf16_file_is_recognized(tmp_path, capsys):
@@ -152,7 +153,7 @@ def test_utf16_file_is_recognized(tmp_path, capsys):
 def test_unclosed_quote_names_the_line(tmp_path, capsys):
     source = write(tmp_path, "quote.csv", 'age,zip\n30,111\n31,"112\n32,113\n')
     line = refused(capsys, source)
-    assert f"{source}, row 3: is not valid CSV at line 3" in line and "never closed" in line
+    assert f"{source}, row 2, line 3: is not valid CSV" in line and "never closed" in line
 
 
 def test_bom_is_dropped_and_the_first_column_is_found(tmp_path, capsys):
@@ -250,13 +251,13 @@ def test_qi_column_entirely_missing_is_released_as_missing(tmp_path, capsys):
 def test_text_in_a_numeric_qi_names_row_column_and_value(tmp_path, capsys):
     source = write(tmp_path, "text.csv", PEOPLE.replace("\n36,", "\nthirty-six,"))
     line = refused(capsys, source)
-    assert f"{source}, row 6, column 'age': value 'thirty-six' is text in a numeric column" in line
+    assert f"{source}, row 5, column 'age': value 'thirty-six' is text in a numeric column" in line
 
 
 def test_text_in_a_column_declared_decimal_names_row_column_and_value(tmp_path, capsys):
     source = write(tmp_path, "text.csv", PEOPLE.replace("\n41,", "\n4l,"))
     line = refused(capsys, source, "--hierarchy", "age=decimal")
-    assert f"{source}, row 8, column 'age': value '4l' is not a number" in line
+    assert f"{source}, row 7, column 'age': value '4l' is not a number" in line
 
 
 def test_negative_and_decimal_numbers_get_intervals_that_contain_them(tmp_path, capsys):
@@ -301,7 +302,7 @@ def test_hierarchy_missing_a_value_names_file_value_and_data_row(tmp_path, capsy
     hierarchy = write(tmp_path, "sex.csv", "M;person\n")
     line = refused(capsys, source, "--hierarchy", f"sex={hierarchy}", qi="sex")
     assert f"{hierarchy}, column 'sex': value 'F' of column 'sex' is missing from the hierarchy" in line
-    assert f"(first in row 3 of {source})" in line
+    assert f"(first in row 2 of {source})" in line
 
 
 def test_value_with_two_parents_names_the_hierarchy_row_and_level(tmp_path, capsys):
@@ -626,7 +627,7 @@ def test_ctrl_c_outside_the_search_writes_nothing(tmp_path, capsys, monkeypatch)
 @pytest.mark.parametrize(
     ("content", "args", "expected"),
     [
-        (b"age,zip\n30,111\n30,\xff\n", ["--qi", "age", "--k", "2"], "is not UTF-8: line 3"),
+        (b"age,zip\n30,111\n30,\xff\n", ["--qi", "age", "--k", "2"], "row 2, column 'zip': is not UTF-8: line 3"),
         (PEOPLE.encode(), ["--qi", "age", "--k", "0"], "k must be a whole number >= 1"),
         (PEOPLE.encode(), ["--qi", "age,nope", "--k", "2"], "unknown column 'nope'"),
         (PEOPLE.encode(), ["--k", "2"], "the following arguments are required: --qi"),
@@ -664,3 +665,55 @@ def test_semicolon_hierarchy_with_comma_labels_is_read_with_semicolons(tmp_path)
     path = tmp_path / "h.csv"
     path.write_text("5;[0, 9]\n15;[10, 19]\n", encoding="utf-8")
     assert read_rows(path) == [["5", "[0, 9]"], ["15", "[10, 19]"]]
+
+
+# ---------------------------------------------------------------- messages show no data row (issue 11)
+
+
+def test_a_long_value_is_cut_to_40_characters_in_the_message(tmp_path, capsys):
+    secret = "thirty-six years old, born 1988-04-02 in Ithaca, ssn 123-45-6789"
+    source = write(tmp_path, "text.csv", PEOPLE.replace("\n36,", f'\n"{secret}",'))
+    line = refused(capsys, source)
+    assert f"{source}, row 5, column 'age': value {secret[:40]!r}... is text in a numeric column" in line
+    assert "6789" not in line and "14853" not in line  # neither the rest of the field nor the rest of the row
+
+
+def test_rows_are_data_rows_blank_lines_not_counted_and_lines_are_physical(tmp_path, capsys):
+    source = write(tmp_path, "blank.csv", "age,zip\n\n30,111\n\n31,112,9\n")
+    line = refused(capsys, source)
+    assert f"{source}, row 2, line 5: has 3 fields but the header has 2" in line
+
+
+def test_bad_utf8_in_the_header_names_the_line_and_field(tmp_path, capsys):
+    source = write(tmp_path, "header.csv", b"age,z\xfcp\n30,111\n")
+    line = refused(capsys, source)
+    assert f"{source}: is not UTF-8: line 1 has byte 0xfc in the header, field 2: 'z\\\\xfcp'" in line
+
+
+def test_a_hierarchy_value_is_cut_to_40_characters(tmp_path, capsys):
+    source = write(tmp_path, "people.csv", PEOPLE)
+    long_label = "M" + "x" * 60
+    hierarchy = write(tmp_path, "sex.csv", f"{long_label};person;*\n{long_label};other;*\n")
+    line = refused(capsys, source, "--hierarchy", f"sex={hierarchy}", qi="sex")
+    assert f"value {long_label[:40]!r}... is listed twice" in line and long_label not in line
+
+
+@pytest.mark.parametrize(("separator", "name"), [("\t", "tab"), ("|", "pipe"), (";", "semicolon")])
+def test_tab_pipe_and_semicolon_files_are_detected_and_written_back_alike(tmp_path, capsys, separator, name):
+    source = write(tmp_path, f"{name}.csv", PEOPLE.replace(",", separator))
+    output = tmp_path / "out.csv"
+    code, _, err = anonymize(capsys, source, "--algorithm", "exhaustive", output=output)
+    assert code == EXIT_OK, err
+    assert output.read_text().splitlines()[0] == separator.join(["age", "zip", "sex", "disease"])
+
+
+def test_an_explicit_separator_is_used_and_an_unsupported_one_refused(tmp_path):
+    from kgen.table import read_csv
+
+    # detection would pick `,` (two fields on every line); the user says the file is `|`-separated
+    path = write(tmp_path, "p.csv", "name|note\nann|a,b\nbob|c,d\n")
+    table = read_csv(path, separator="|")
+    assert table.columns == ("name", "note") and list(table.column("note")) == ["a,b", "c,d"]
+    assert read_csv(write(tmp_path, "t.csv", "a\tb\n1\t2\n"), separator="tab").columns == ("a", "b")
+    with pytest.raises(InputError, match="unsupported separator ':'"):
+        read_csv(path, separator=":")

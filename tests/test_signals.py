@@ -66,8 +66,8 @@ def test_sigterm_stops_a_parallel_run_like_ctrl_c_and_leaves_nothing_behind(tmp_
     out.mkdir()
     process = subprocess.Popen(
         [sys.executable, "-m", "kgen", "anonymize", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
-         "--algorithm", "exhaustive", "--no-prune", "--jobs", "2", "--backend", "loky",
-         "--output", str(out / "release.csv")],
+         "--algorithm", "exhaustive", "--no-prune", "--time-limit", "3600", "--jobs", "2",
+         "--backend", "loky", "--output", str(out / "release.csv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
         env=environment(TMPDIR=str(scratch), JOBLIB_TEMP_FOLDER=str(scratch)),
     )
