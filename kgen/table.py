@@ -144,6 +144,12 @@ class Table:
                      for v in (self.values[c] for c in self.columns)]
             yield from (list(r) for r in zip(*parts))
 
+    def to_pandas(self) -> object:
+        """The table as a pandas DataFrame of strings, columns in order (`kgen.release_io.to_pandas`)."""
+        from kgen.release_io import to_pandas  # pandas is optional: imported only here
+
+        return to_pandas(self)
+
     def write_csv(self, handle: TextIO) -> None:
         """Write the table as CSV (its own separator) to an open text handle, a chunk of rows at a time: the
         release is never one giant string. Pass the bound method as the content of

@@ -33,6 +33,12 @@ def test_release_as_a_dataframe_keeps_columns_order_and_labels() -> None:
     assert kgen.from_dataframe(frame).column("disease") == r.release.column("disease")
 
 
+def test_the_release_table_gives_itself_as_a_dataframe() -> None:
+    r = result()
+    frame = r.release.to_pandas()
+    assert frame.equals(to_pandas(r.release)) and frame["sex"].tolist() == list(r.release.column("sex"))
+
+
 def test_write_release_writes_both_files_checked_and_checksummed(tmp_path: Path) -> None:
     r = result()
     report_path = write_release(r, tmp_path / "out.csv")
