@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
@@ -153,9 +154,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         encoded_qis.append(encode_column(column, values, hierarchy))
     sensitive = {c: dense_codes([v.strip() for v in table.column(c)]) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
-    evaluator = NodeEvaluator(encoded, models if models is not None else models_for(config),
-                              config.suppression, objective if objective is not None else make_objective(config.metric),
-                              config.kernel)  # type: ignore[arg-type]
+    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+                               objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
+                               config.kernel, config.device)
     heights = encoded.heights
     if require_feasible and not evaluator.feasible(heights):
         raise NoSolutionError(no_solution_advice(config, evaluator.evaluate(heights), table.n), file=table.source)

@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "dask starts a local cluster of --jobs workers)")
     anon.add_argument("--batch-size", type=number(int, "batch-size"),
                       help="nodes per parallel task (default: about two tasks per worker per population)")
+    anon.add_argument("--device", choices=["cpu", "gpu", "array"], default="cpu",
+                      help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
+                           "array runs the GPU code on numpy (for tests)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--quiet", action="store_true")
@@ -208,6 +211,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
+        device=args.device,
     )
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config)
