@@ -96,6 +96,8 @@ class DeviceEvaluator(NodeEvaluator):
         "gpu" (CuPy) or "array" (numpy: the same code, for tests and CI).
     chunk_rows
         Rows per column copied to the device at a time.
+    backend
+        An explicit `xp_kernel.Backend` (tests: numpy forced onto the sort path); default from `device`.
 
     Attributes
     ----------
@@ -109,11 +111,11 @@ class DeviceEvaluator(NodeEvaluator):
 
     def __init__(self, table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,
                  objective: Objective | None = None, kernel: str = "fast", device: str = "array",
-                 chunk_rows: int = 1 << 22) -> None:
+                 chunk_rows: int = 1 << 22, backend: xp_kernel.Backend | None = None) -> None:
         super().__init__(table, models, suppression_limit, objective, kernel)
         self.device = device
         self.chunk_rows = chunk_rows
-        self.backend = backend_for(device)
+        self.backend = backend if backend is not None else backend_for(device)
         self.spec = device_spec(self.models)
         self.fallback_reason: str | None = None
         if self.spec is None:

@@ -47,13 +47,15 @@ class Backend:
 
     `count_factor`: the counting path is used while the key span is at most `count_factor * n` (a histogram
     of `span` int64 counts); past it the keys are sorted. numpy: 4 (as `fitness.kernel`); CuPy: 1 (device
-    memory is the scarce resource, and a GPU radix sort is cheap).
+    memory is the scarce resource, and a GPU radix sort is cheap). `min_count`: spans up to this are always
+    counted (tests set 0 with `count_factor` 0 to force the sort path on small tables).
     """
 
-    def __init__(self, xp: Any, name: str, count_factor: int) -> None:
+    def __init__(self, xp: Any, name: str, count_factor: int, min_count: int = 1 << 16) -> None:
         self.xp = xp
         self.name = name
         self.count_factor = count_factor
+        self.min_count = min_count
         self._scatter_add = None
         if name == "cupy":
             import cupyx  # type: ignore[import-not-found]
@@ -61,7 +63,7 @@ class Backend:
             self._scatter_add = cupyx.scatter_add
 
     def count_limit(self, n: int) -> int:
-        return max(self.count_factor * n, 1 << 16)
+        return max(self.count_factor * n, self.min_count)
 
     def counts(self, index: Any, size: int, weights: Any = None) -> Any:
         """int64 counts of each value of `index` in [0, size) (or the sums of integer `weights`), length size.
