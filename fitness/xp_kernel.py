@@ -123,8 +123,8 @@ def level_lookup(leaf_codes: np.ndarray, level_codes: np.ndarray, leaf_card: int
 @dataclass(eq=False)
 class DeviceTable:
     """An encoded table on a backend: per QI its leaf codes (narrowest dtype) and per level a lookup array
-    from leaf code to level code (None at level 0, where the code is the leaf code); per needed sensitive
-    column its codes and cardinality."""
+    from leaf code to level code (None at level 0, where the code is the leaf code; each in the narrowest
+    dtype of its level's codes); per needed sensitive column its codes and cardinality."""
 
     backend: Backend
     n: int
@@ -154,7 +154,8 @@ class DeviceTable:
             leaves.append(_upload(backend, leaf_codes, dtype, chunk_rows))
             per_level: list[Any] = [None]
             for level in range(1, qi.height + 1):
-                per_level.append(xp.asarray(level_lookup(leaf_codes, qi.codes[level], qi.cards[0], dtype)))
+                lookup = level_lookup(leaf_codes, qi.codes[level], qi.cards[0], narrow_dtype(qi.cards[level]))
+                per_level.append(xp.asarray(lookup))
             lookups.append(tuple(per_level))
             cards.append(tuple(qi.cards))
         columns = {}

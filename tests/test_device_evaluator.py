@@ -174,7 +174,8 @@ def test_leaf_codes_are_kept_in_the_narrowest_integer_type() -> None:
     device = xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY, chunk_rows=64)
     assert device.leaves[0].dtype == np.uint16
     assert np.array_equal(device.leaves[0], table.qis[0].codes[0])  # chunked copy: every row in place
-    assert device.nbytes == 300 * 2 + 300 * 2
+    assert device.lookups[0][1].dtype == np.uint8  # level 1: one value
+    assert device.nbytes == 300 * 2 + 300 * 1
 
 
 def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> None:
