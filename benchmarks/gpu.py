@@ -18,7 +18,7 @@ so that 20M and 100M rows can be built in seconds without the CSV reader. Evalua
 checked equal before timing.
 
     python -m benchmarks.gpu [--rows 1000000,4000000] [--device array|gpu] [--nodes 8] [--batch 100]
-                             [--cpu-nodes N] [--ga N] [--out results/benchmarks/gpu.md]
+                             [--cpu-nodes N] [--ga N] [--l-diversity L] [--out PATH]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from fitness import xp_kernel
 from fitness.device_evaluator import DeviceEvaluator
 from fitness.encoding import EncodedQI, EncodedTable
 from fitness.evaluator import NodeEvaluator
-from fitness.models import KAnonymity
+from fitness.models import DistinctLDiversity, KAnonymity, PrivacyModel
 from lattice.box import Box
 from lattice.node import Node
 from lattice.search.base import Limits, Problem
@@ -72,8 +72,16 @@ def encode_decimal(name: str, values: np.ndarray) -> EncodedQI:
 
 
 def synthetic_encoded(rows: int) -> EncodedTable:
+    """The synthetic table encoded, with a sensitive column `diagnosis` (8 skewed values, seeded) for the
+    distinct l-diversity runs."""
     data = synthetic.generate(rows)
-    return EncodedTable(rows, tuple(encode_decimal(c, data[c]) for c in synthetic.COLUMNS))
+    diagnosis = np.minimum(np.random.default_rng(rows).zipf(1.5, rows) - 1, 7)
+    labels = tuple(f"d{v}" for v in range(8))
+    return EncodedTable(rows, tuple(encode_decimal(c, data[c]) for c in synthetic.COLUMNS),
+                        {"diagnosis": (diagnosis.astype(np.int32), labels)})
+
+
+MODELS: list[PrivacyModel] = [KAnonymity(K)]
 
 
 def random_nodes(table: EncodedTable, count: int, seed: int) -> list[Node]:
@@ -93,7 +101,7 @@ def clock(body: Callable[[], object]) -> tuple[float, float]:
 
 
 def make(method: str, table: EncodedTable) -> NodeEvaluator:
-    models = [KAnonymity(K)]
+    models = MODELS
     if method == "cpu":
         return NodeEvaluator(table, models, SUPPRESSION)
     return DeviceEvaluator(table, models, SUPPRESSION, device="gpu" if method == "gpu" else "array")
@@ -108,7 +116,7 @@ def peak_bytes(method: str, table: EncodedTable, nodes: list[Node], backend: xp_
         if method == "cpu":
             evaluator: NodeEvaluator = make("cpu", table)
         else:
-            evaluator = DeviceEvaluator(table, [KAnonymity(K)], SUPPRESSION,
+            evaluator = DeviceEvaluator(table, MODELS, SUPPRESSION,
                                         device="gpu" if method == "gpu" else "array", backend=backend)
             evaluator.device_table  # noqa: B018 (uploaded before measuring)
         if method == "gpu":
@@ -174,7 +182,7 @@ def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: in
             fresh.device_table  # noqa: B018 (upload timed separately)
         per_batch[m] = clock(lambda fresh=fresh: fresh.evaluate_many(batch_nodes))
     out = []
-    probes = timed_nodes[:4]
+    probes = [(0,) * len(table.heights)] + timed_nodes[:3]  # the bottom node: the most classes, a re-densify
     for m in methods:
         count = per_node[m][2]
         device_bytes = evaluators[m].device_table.nbytes if isinstance(evaluators[m], DeviceEvaluator) else None
@@ -214,10 +222,14 @@ def main() -> None:
                         help="time the CPU evaluator on only this many of them (20M/100M rows: it is slow)")
     parser.add_argument("--batch", type=int, default=100, help="nodes per evaluate_many call (a GA population)")
     parser.add_argument("--ga", type=int, default=0, help="also run the KGen GA for this many evaluations")
+    parser.add_argument("--l-diversity", type=int, default=None, metavar="L",
+                        help="also distinct L-diversity on the sensitive column (8 skewed values)")
     parser.add_argument("--out", type=Path, default=None,
                         help="where to write the table (default results/benchmarks/gpu-DEVICE.md)")
     args = parser.parse_args()
     methods = ["cpu", "array"] + (["gpu"] if args.device == "gpu" else [])
+    if args.l_diversity:
+        MODELS.append(DistinctLDiversity("diagnosis", args.l_diversity))
     if args.device == "gpu":
         xp_kernel.cupy_backend()  # fail early, with CuPy's own message
     rows = []
@@ -226,11 +238,14 @@ def main() -> None:
     headers = ["rows", "method", "nodes", "per node ms (wall)", "per node ms (CPU)", "batch",
                "batch s (wall / CPU)", "vs cpu per node", "upload s", "device bytes/row", "peak work bytes/row",
                "GA s (wall / CPU)", "GA best node"]
-    notes = (f"k = {K}, suppression {SUPPRESSION}; synthetic table (10 QIs), decimal-rounding hierarchies. "
+    l_note = f", distinct {args.l_diversity}-diversity on `diagnosis`" if args.l_diversity else ""
+    notes = (f"k = {K}{l_note}, suppression {SUPPRESSION}; synthetic table (10 QIs), decimal-rounding hierarchies. "
              "`cpu` = NodeEvaluator (fast kernel + roll-up); `array` = DeviceEvaluator on numpy (the GPU code "
              "on the CPU); `gpu` = DeviceEvaluator on CuPy. Per node: mean over distinct random nodes, methods "
              "interleaved. `vs cpu` = cpu per-node wall / this method's. CPU seconds are this process's "
-             "(user + system, all threads).")
+             "(user + system, all threads). Peak work bytes/row: the most allocated while evaluating one of 4 "
+             "nodes (the bottom node and 3 timed ones), over n; for `array` in brackets with the GPU's path "
+             "choice (count while span <= n). Device bytes/row: leaf codes + lookups + sensitive codes, over n.")
     text = common.markdown(headers, rows)
     out = args.out or common.RESULTS / f"gpu-{args.device}.md"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ from fitness.encoding import EncodedTable
 
 MAX_SPAN = 1 << 62  # the key never reaches this: key * card + code stays below 2**63
 U32 = 1 << 32
-NO_CLASS = np.iinfo(np.int64).max  # the "smallest class" of a node that releases nothing (reported as 0)
+NO_CLASS = int(np.iinfo(np.int64).max)  # the "smallest class" of a node that releases nothing (reported as 0)
 STATS = ("classes", "suppressed", "smallest", "sum_squares")
 
 
@@ -188,9 +188,11 @@ def densify(backend: Backend, key: Any, span: int) -> Any:
         return (xp.cumsum(present) - 1)[key]
     order = xp.argsort(key.astype(xp.uint32) if span <= U32 else key)
     ordered = key[order]
+    del key
     starts = xp.empty(n, dtype=bool)
     starts[:1] = True
     starts[1:] = ordered[1:] != ordered[:-1]
+    del ordered
     dense = xp.empty(n, dtype=xp.int64)
     dense[order] = xp.cumsum(starts) - 1
     return dense
@@ -242,15 +244,19 @@ def classes(table: DeviceTable, node: Sequence[int], with_ids: bool = False) -> 
     if span <= backend.count_limit(n):
         return Classes(backend.counts(key, span), key if with_ids else None)
     compact = key.astype(xp.uint32) if span <= U32 else key
+    del key  # free what can be freed as soon as it is dead: device memory bounds the rows per card
     if with_ids:
         order = xp.argsort(compact)
         ordered = compact[order]
     else:
         ordered = xp.sort(compact)
+    del compact
     starts = xp.empty(n, dtype=bool)
     starts[:1] = True
     starts[1:] = ordered[1:] != ordered[:-1]
+    del ordered
     run = xp.cumsum(starts) - 1  # class id of each sorted position, 0..d-1
+    del starts
     sizes = backend.counts(run, n)
     ids = None
     if with_ids:
@@ -307,12 +313,11 @@ def node_stats(table: DeviceTable, node: Sequence[int], spec: ModelSpec) -> Any:
     sizes = found.sizes
     bad = violating(table, found, spec)
     released = (sizes > 0) & ~bad
-    zero = xp.zeros((), dtype=xp.int64)
-    return xp.stack([
+    return xp.stack([  # Python scalars, not device scalars: no host-to-device copy per node
         released.sum(dtype=xp.int64),
-        xp.where(bad, sizes, zero).sum(dtype=xp.int64),
-        xp.where(released, sizes, xp.asarray(NO_CLASS, dtype=xp.int64)).min(),
-        xp.where(released, sizes * sizes, zero).sum(dtype=xp.int64),
+        xp.where(bad, sizes, 0).sum(dtype=xp.int64),
+        xp.where(released, sizes, NO_CLASS).min(),
+        xp.where(released, sizes * sizes, 0).sum(dtype=xp.int64),
     ])
 
 
