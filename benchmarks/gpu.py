@@ -18,7 +18,8 @@ so that 20M and 100M rows can be built in seconds without the CSV reader. Evalua
 checked equal before timing.
 
     python -m benchmarks.gpu [--rows 1000000,4000000] [--device array|gpu] [--nodes 8] [--batch 100]
-                             [--cpu-nodes N] [--ga N] [--l-diversity L] [--out PATH]
+                             [--cpu-nodes N] [--ga N] [--ga-methods cpu,array,gpu] [--l-diversity L]
+                             [--out PATH]
 """
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ def run_ga(method: str, table: EncodedTable, evaluations: int) -> tuple[float, f
     return wall, cpu, (None if best is None else (best.node, best.loss, best.los))
 
 
-def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: int, ga: int) -> list[list[object]]:
+def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: int, ga: int,
+            ga_methods: list[str]) -> list[list[object]]:
     start = time.perf_counter()
     table = synthetic_encoded(rows)
     build = time.perf_counter() - start
@@ -155,24 +157,22 @@ def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: in
     batch_nodes = random_nodes(table, batch, seed=rows + 1)
     # exactness first: every method's evaluations equal the CPU evaluator's on the timed nodes
     reference = make("cpu", table)
+    checked = timed_nodes[: min(3, cpu_nodes)]
     for method in methods:
         if method != "cpu":
             check = make(method, table)
-            assert check.evaluate_many(timed_nodes[:3]) == reference.evaluate_many(timed_nodes[:3]), method
+            assert check.evaluate_many(checked) == reference.evaluate_many(checked), method
     evaluators = {m: make(m, table) for m in methods}
     upload = {}
     for m, e in evaluators.items():
         if isinstance(e, DeviceEvaluator):
             upload[m] = clock(lambda e=e: e.device_table)[0]
-    per_node = {m: [0.0, 0.0, 0] for m in methods}
+    times: dict[str, list[tuple[float, float]]] = {m: [] for m in methods}  # per timed node: (wall, CPU)
     for i, node in enumerate(timed_nodes):
         for m in methods:
             if m == "cpu" and i >= cpu_nodes:
                 continue
-            wall, cpu = clock(lambda m=m, node=node: evaluators[m].evaluate(node))
-            per_node[m][0] += wall
-            per_node[m][1] += cpu
-            per_node[m][2] += 1
+            times[m].append(clock(lambda m=m, node=node: evaluators[m].evaluate(node)))
     per_batch = {}
     for m in methods:
         if m == "cpu" and cpu_nodes < nodes:
@@ -183,20 +183,24 @@ def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: in
         per_batch[m] = clock(lambda fresh=fresh: fresh.evaluate_many(batch_nodes))
     out = []
     probes = [(0,) * len(table.heights)] + timed_nodes[:3]  # the bottom node: the most classes, a re-densify
+    common_count = len(times["cpu"])  # the ratio compares the same nodes: those the CPU evaluator was timed on
+    cpu_wall = sum(w for w, _ in times["cpu"])
     for m in methods:
-        count = per_node[m][2]
+        count = len(times[m])
+        wall = sum(w for w, _ in times[m])
+        cpu = sum(c for _, c in times[m])
         device_bytes = evaluators[m].device_table.nbytes if isinstance(evaluators[m], DeviceEvaluator) else None
-        peak = f"{peak_bytes(m, table, probes) / rows:.1f}"
+        peak = f"{peak_bytes(m, table, probes if m != 'cpu' or cpu_nodes == nodes else probes[1:2]) / rows:.1f}"
         if m == "array":  # numpy taking the GPU's path choices (count while span <= n): its memory, minus CuPy's
             peak += f" ({peak_bytes(m, table, probes, xp_kernel.Backend(np, 'numpy', 1)) / rows:.1f})"
         ga_cells: list[object] = ["-", "-"]
-        if ga:
-            wall, cpu, best = run_ga(m, table, ga)
-            ga_cells = [f"{wall:.1f} / {cpu:.1f}", str(best[0]) if best else "none"]
+        if ga and m in ga_methods:
+            ga_wall, ga_cpu, best = run_ga(m, table, ga)
+            ga_cells = [f"{ga_wall:.1f} / {ga_cpu:.1f}", str(best[0]) if best else "none"]
         batch_cells = (f"{per_batch[m][0]:.2f} / {per_batch[m][1]:.2f}" if m in per_batch else "not run")
-        out.append([rows, m, count, f"{1000 * per_node[m][0] / count:.1f}", f"{1000 * per_node[m][1] / count:.1f}",
-                    batch, batch_cells,
-                    f"{per_node['cpu'][0] / per_node['cpu'][2] / (per_node[m][0] / count):.2f}x",
+        same_nodes = sum(w for w, _ in times[m][:common_count])
+        out.append([rows, m, count, f"{1000 * wall / count:.1f}", f"{1000 * cpu / count:.1f}", batch, batch_cells,
+                    f"{cpu_wall / same_nodes:.2f}x",
                     f"{upload[m]:.2f}" if m in upload else "-",
                     f"{device_bytes / rows:.1f}" if device_bytes is not None else "-",
                     peak, *ga_cells])
@@ -222,6 +226,8 @@ def main() -> None:
                         help="time the CPU evaluator on only this many of them (20M/100M rows: it is slow)")
     parser.add_argument("--batch", type=int, default=100, help="nodes per evaluate_many call (a GA population)")
     parser.add_argument("--ga", type=int, default=0, help="also run the KGen GA for this many evaluations")
+    parser.add_argument("--ga-methods", default="all",
+                        help="which methods run the GA: all, or a comma-separated subset of cpu,array,gpu")
     parser.add_argument("--l-diversity", type=int, default=None, metavar="L",
                         help="also distinct L-diversity on the sensitive column (8 skewed values)")
     parser.add_argument("--out", type=Path, default=None,
@@ -234,18 +240,21 @@ def main() -> None:
         xp_kernel.cupy_backend()  # fail early, with CuPy's own message
     rows = []
     for size in (int(s) for s in args.rows.split(",")):
-        rows += measure(size, methods, args.nodes, args.cpu_nodes or args.nodes, args.batch, args.ga)
+        ga_methods = methods if args.ga_methods == "all" else args.ga_methods.split(",")
+        rows += measure(size, methods, args.nodes, args.cpu_nodes or args.nodes, args.batch, args.ga, ga_methods)
     headers = ["rows", "method", "nodes", "per node ms (wall)", "per node ms (CPU)", "batch",
                "batch s (wall / CPU)", "vs cpu per node", "upload s", "device bytes/row", "peak work bytes/row",
                "GA s (wall / CPU)", "GA best node"]
     l_note = f", distinct {args.l_diversity}-diversity on `diagnosis`" if args.l_diversity else ""
-    notes = (f"k = {K}{l_note}, suppression {SUPPRESSION}; synthetic table (10 QIs), decimal-rounding hierarchies. "
-             "`cpu` = NodeEvaluator (fast kernel + roll-up); `array` = DeviceEvaluator on numpy (the GPU code "
-             "on the CPU); `gpu` = DeviceEvaluator on CuPy. Per node: mean over distinct random nodes, methods "
-             "interleaved. `vs cpu` = cpu per-node wall / this method's. CPU seconds are this process's "
-             "(user + system, all threads). Peak work bytes/row: the most allocated while evaluating one of 4 "
-             "nodes (the bottom node and 3 timed ones), over n; for `array` in brackets with the GPU's path "
-             "choice (count while span <= n). Device bytes/row: leaf codes + lookups + sensitive codes, over n.")
+    notes = " ".join([
+        f"k = {K}{l_note}, suppression {SUPPRESSION}; synthetic table (10 QIs), decimal-rounding hierarchies.",
+        "`cpu` = NodeEvaluator (fast kernel + roll-up); `array` = DeviceEvaluator on numpy (the GPU code on the",
+        "CPU); `gpu` = DeviceEvaluator on CuPy. Per node: mean over distinct random nodes, methods interleaved.",
+        "`vs cpu` = the CPU evaluator's wall time / this method's on the same nodes. CPU seconds are this",
+        "process's (user + system, all threads). Peak work bytes/row: the most allocated while evaluating one of",
+        "4 nodes (the bottom node and 3 timed ones), over n; for `array` in brackets with the GPU's path choice",
+        "(count while span <= n). Device bytes/row: leaf codes + lookups + sensitive codes, over n.",
+    ])
     text = common.markdown(headers, rows)
     out = args.out or common.RESULTS / f"gpu-{args.device}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
