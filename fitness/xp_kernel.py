@@ -48,19 +48,17 @@ class Backend:
     `count_factor`: the counting path is used while the key span is at most `count_factor * n` (a histogram
     of `span` int64 counts); past it the keys are sorted. numpy: 4 (as `fitness.kernel`); CuPy: 1 (device
     memory is the scarce resource, and a GPU radix sort is cheap). `min_count`: spans up to this are always
-    counted (tests set 0 with `count_factor` 0 to force the sort path on small tables).
+    counted (tests set 0 with `count_factor` 0 to force the sort path on small tables). `scatter_add`:
+    `cupyx.scatter_add` for CuPy (see `counts`); None for numpy's bincount.
     """
 
-    def __init__(self, xp: Any, name: str, count_factor: int, min_count: int = 1 << 16) -> None:
+    def __init__(self, xp: Any, name: str, count_factor: int, min_count: int = 1 << 16,
+                 scatter_add: Any = None) -> None:
         self.xp = xp
         self.name = name
         self.count_factor = count_factor
         self.min_count = min_count
-        self._scatter_add = None
-        if name == "cupy":
-            import cupyx  # type: ignore[import-not-found]
-
-            self._scatter_add = cupyx.scatter_add
+        self._scatter_add = scatter_add
 
     def count_limit(self, n: int) -> int:
         return max(self.count_factor * n, self.min_count)
@@ -68,8 +66,9 @@ class Backend:
     def counts(self, index: Any, size: int, weights: Any = None) -> Any:
         """int64 counts of each value of `index` in [0, size) (or the sums of integer `weights`), length size.
 
-        numpy: `bincount`. CuPy: an atomic scatter-add into a zeroed array (CuPy's bincount reads the maximum
-        of `index` back to the host to size its output; here the size is known)."""
+        numpy: `bincount`. CuPy: an atomic scatter-add (`cupyx.scatter_add`) into a zeroed array (CuPy's
+        bincount reads the maximum of `index` back to the host to size its output; here the size is known).
+        The tests run the scatter-add path on numpy with `np.add.at`."""
         xp = self.xp
         if self._scatter_add is None:
             return xp.bincount(index, weights=weights, minlength=size).astype(xp.int64, copy=False)
@@ -79,9 +78,8 @@ class Backend:
         return out.view(xp.int64)
 
     def to_host(self, array: Any) -> np.ndarray:
-        if self.name == "cupy":
-            return array.get()
-        return np.asarray(array)
+        asnumpy = getattr(self.xp, "asnumpy", None)  # CuPy's device-to-host copy
+        return asnumpy(array) if asnumpy is not None else np.asarray(array)
 
     def free(self) -> None:
         """Return cached device blocks to the driver (CuPy's memory pool); nothing to do for numpy."""
@@ -102,7 +100,14 @@ def cupy_backend() -> Backend:
         raise RuntimeError(f"CuPy cannot reach a CUDA device ({type(error).__name__}: {error})") from None
     if count < 1:
         raise RuntimeError("CuPy sees no CUDA device")
-    return Backend(cp, "cupy", 1)
+    try:  # a first kernel: CuPy compiles on demand, and a driver/toolkit mismatch only shows here
+        if int((cp.arange(4, dtype=cp.int64) * 2).sum()) != 12:
+            raise RuntimeError("CuPy computed 2 * (0 + 1 + 2 + 3) wrong")
+    except Exception as error:
+        raise RuntimeError(f"CuPy cannot run a kernel ({type(error).__name__}: {error})") from None
+    import cupyx  # type: ignore[import-not-found]
+
+    return Backend(cp, "cupy", 1, scatter_add=cupyx.scatter_add)
 
 
 def narrow_dtype(card: int) -> np.dtype:

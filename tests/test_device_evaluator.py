@@ -38,13 +38,15 @@ def cupy_backends() -> list[xp_kernel.Backend]:
         backend = xp_kernel.cupy_backend()
     except (ImportError, RuntimeError):
         return []
-    return [backend, xp_kernel.Backend(backend.xp, "cupy", 0, 0)]
+    return [backend, xp_kernel.Backend(backend.xp, "cupy", 0, 0, backend._scatter_add)]
 
 
 CUPY = cupy_backends()
 BACKENDS = [
     pytest.param(xp_kernel.NUMPY, id="numpy-count"),
     pytest.param(xp_kernel.Backend(np, "numpy", 0, 0), id="numpy-sort"),  # every span sorted
+    # CuPy's counting (an atomic scatter-add into uint64), played by numpy's add.at
+    pytest.param(xp_kernel.Backend(np, "numpy", 1, 0, np.add.at), id="numpy-scatter"),
     *(pytest.param(b, id=f"cupy-{'count' if b.count_factor else 'sort'}") for b in CUPY),
 ]
 if not CUPY:
