@@ -148,27 +148,43 @@ class DeviceTable:
     @staticmethod
     def from_encoded(table: EncodedTable, backend: Backend, chunk_rows: int = 1 << 22,
                      sensitive: Sequence[str] = ()) -> DeviceTable:
-        """Move the table to the device in chunks of `chunk_rows` rows per column (the host never holds a
-        second full copy in the narrow type, and a transfer never needs more than one chunk of staging)."""
-        xp = backend.xp
-        n = table.n
+        """Move an encoded table to the device: its leaf codes (in chunks, see `from_codes`) and, per level,
+        the lookup from leaf code to level code (built on the host from the level's codes)."""
         leaves, lookups, cards = [], [], []
         for qi in table.qis:
             leaf_codes = qi.codes[0]
-            dtype = narrow_dtype(max(qi.cards[0], 1))
-            leaves.append(_upload(backend, leaf_codes, dtype, chunk_rows))
-            per_level: list[Any] = [None]
-            for level in range(1, qi.height + 1):
-                lookup = level_lookup(leaf_codes, qi.codes[level], qi.cards[0], narrow_dtype(qi.cards[level]))
-                per_level.append(xp.asarray(lookup))
-            lookups.append(tuple(per_level))
+            leaves.append(leaf_codes)
+            lookups.append([level_lookup(leaf_codes, qi.codes[level], qi.cards[0], narrow_dtype(qi.cards[level]))
+                            for level in range(1, qi.height + 1)])
             cards.append(tuple(qi.cards))
         columns = {}
         for name in sensitive:
             codes, labels = table.sensitive[name]
-            card = max(len(labels), 1)
-            columns[name] = (_upload(backend, codes, narrow_dtype(card), chunk_rows), card)
-        return DeviceTable(backend, n, tuple(leaves), tuple(lookups), tuple(cards), columns)
+            columns[name] = (codes, max(len(labels), 1))
+        return DeviceTable.from_codes(backend, table.n, leaves, lookups, cards, columns, chunk_rows)
+
+    @staticmethod
+    def from_codes(backend: Backend, n: int, leaves: Sequence[np.ndarray], lookups: Sequence[Sequence[np.ndarray]],
+                   cards: Sequence[Sequence[int]], sensitive: dict[str, tuple[np.ndarray, int]] | None = None,
+                   chunk_rows: int = 1 << 22) -> DeviceTable:
+        """Move host leaf codes and lookups to the device: the entry point of a columnar reader.
+
+        `leaves[i]`: the n leaf codes of QI i (any integer dtype); `lookups[i][L - 1]`: for each level L >= 1,
+        the level-L code of every leaf code; `cards[i][L]`: the number of codes at level L; `sensitive`: per
+        column its n codes and cardinality. Each column is converted to its narrowest type and copied
+        `chunk_rows` rows at a time, so the host never stages more than one chunk in that type."""
+        xp = backend.xp
+        device_leaves, device_lookups = [], []
+        for leaf_codes, levels, card in zip(leaves, lookups, cards, strict=True):
+            if leaf_codes.size != n or len(levels) != len(card) - 1:
+                raise ValueError("leaf codes must have n rows and one lookup per level above the leaves")
+            device_leaves.append(_upload(backend, leaf_codes, narrow_dtype(max(card[0], 1)), chunk_rows))
+            device_lookups.append((None, *(xp.asarray(lookup.astype(narrow_dtype(max(c, 1)), copy=False))
+                                           for lookup, c in zip(levels, card[1:]))))
+        columns = {name: (_upload(backend, codes, narrow_dtype(card), chunk_rows), card)
+                   for name, (codes, card) in (sensitive or {}).items()}
+        return DeviceTable(backend, n, tuple(device_leaves), tuple(device_lookups),
+                           tuple(tuple(int(c) for c in card) for card in cards), columns)
 
 
 def _upload(backend: Backend, host: np.ndarray, dtype: np.dtype, chunk_rows: int) -> Any:

@@ -180,6 +180,29 @@ def test_leaf_codes_are_kept_in_the_narrowest_integer_type() -> None:
     assert device.nbytes == 300 * 2 + 300 * 1
 
 
+def test_leaf_codes_and_lookups_alone_give_the_same_classes_as_the_encoded_table() -> None:
+    """The columnar entry point: leaf codes and per-level lookups, no per-level code columns."""
+    rng = np.random.default_rng(9)
+    values = rng.integers(0, 40, (500, 3))
+    qis = []
+    for i in range(3):
+        column = [str(v) for v in values[:, i].tolist()]
+        rows = [[v, str(int(v) // 10), "*"] for v in sorted(set(column))]
+        qis.append(encode_column(f"q{i}", column, Hierarchy.from_rows(f"q{i}", rows)))
+    table = EncodedTable(500, tuple(qis))
+    lookups = [[xp_kernel.level_lookup(qi.codes[0], qi.codes[L], qi.cards[0], np.dtype(np.int64))
+                for L in range(1, qi.height + 1)] for qi in table.qis]
+    direct = xp_kernel.DeviceTable.from_codes(xp_kernel.NUMPY, 500, [qi.codes[0] for qi in table.qis], lookups,
+                                              [qi.cards for qi in table.qis], chunk_rows=33)
+    encoded = xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY)
+    for node in Box.full(table.heights).nodes():
+        assert np.array_equal(xp_kernel.class_sizes(direct, node), xp_kernel.class_sizes(encoded, node))
+        assert xp_kernel.class_sizes(direct, node).tolist() == reference_sizes(table, node)
+    with pytest.raises(ValueError, match="one lookup per level"):
+        xp_kernel.DeviceTable.from_codes(xp_kernel.NUMPY, 500, [table.qis[0].codes[0]], [lookups[0][:1]],
+                                         [table.qis[0].cards])
+
+
 def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> None:
     rng = np.random.default_rng(3)
     table = binary_table(rng.integers(0, 2, (100, 5)))
