@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
@@ -260,9 +261,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         encoded_qis.append(encode_codes(column, codes, labels, hierarchy))
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
-    evaluator = NodeEvaluator(encoded, models if models is not None else models_for(config),
-                              config.suppression, objective if objective is not None else make_objective(config.metric),
-                              config.kernel)  # type: ignore[arg-type]
+    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+                               objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
+                               config.kernel, config.device)
     heights = encoded.heights
     # Only with monotone feasibility does an infeasible top prove that no node is feasible; otherwise (t > 0
     # with entropy or recursive l-diversity or t-closeness) a lower node may be, and the search decides (finish).

@@ -253,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
                       help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
+    anon.add_argument("--device", choices=["cpu", "gpu", "array"], default="cpu",
+                      help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
+                           "array runs the GPU code on numpy (for tests)")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
@@ -427,7 +430,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
-        connect_timeout=args.connect_timeout, strict=args.strict,
+        connect_timeout=args.connect_timeout, strict=args.strict, device=args.device,
     )
     config = risking.config_with_max_risk(config, args.max_risk)
     config.check()  # option errors before touching any file

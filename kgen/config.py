@@ -46,6 +46,8 @@ class Config:
     no role, more jobs than cores) become errors.
 
     A list field given as one string is read as comma-separated names (`qi="age,zip"`), as on the command line.
+    `device`: where nodes are evaluated: "cpu" (default), "gpu" (CuPy, `pip install "kgen[gpu]"`), or "array"
+    (the GPU code path on numpy, for tests); see `fitness.device_evaluator`. Results do not depend on it.
     """
 
     qi: Sequence[str]
@@ -76,6 +78,7 @@ class Config:
     batch_size: int | None = None
     connect_timeout: float = CONNECT_TIMEOUT
     strict: bool = False
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters
@@ -118,6 +121,8 @@ class Config:
         for label, value in (("l", self.l), ("c", self.c), ("t-closeness", self.t_closeness)):
             if value is not None and (not is_number(value) or not math.isfinite(value)):
                 raise InputError(f"{label} must be a finite number, got {value!r}")
+        if self.device not in ("cpu", "gpu", "array"):
+            raise InputError(f"unknown device {self.device!r}; choose cpu, gpu or array")
         if self.kernel not in ("fast", "bitset"):
             raise InputError(f"unknown kernel {self.kernel!r}; choose fast or bitset")
         if not is_number(self.connect_timeout) or not math.isfinite(self.connect_timeout) or self.connect_timeout <= 0:

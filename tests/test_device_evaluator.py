@@ -1,0 +1,320 @@
+"""The array-namespace evaluator (the GPU code path) gives exactly the CPU evaluator's evaluations.
+
+Run on numpy everywhere (both the counting and the sort path), and on CuPy where a GPU is present. Compared
+field by field with `NodeEvaluator` on random tables (hypothesis), on tables whose keys must be re-densified
+(>= 64 binary QIs: issue 11 item 7), on the real datasets, and through the public API with the GA and an
+exact search.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fitness import kernel, xp_kernel
+from fitness.device_evaluator import DeviceEvaluator, backend_for, make_evaluator
+from fitness.encoding import EncodedTable, dense_codes, encode_column
+from fitness.evaluator import NodeEvaluator
+from fitness.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
+from fitness.objective import AverageClassSize, Discernibility, NormalizedCertaintyPenalty, Precision
+from lattice.box import Box
+from lattice.errors import InputError
+from lattice.hierarchy import Hierarchy
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+OBJECTIVES = {"log": Precision, "dm": Discernibility, "aecs": AverageClassSize}
+
+
+def cupy_backends() -> list[xp_kernel.Backend]:
+    try:
+        backend = xp_kernel.cupy_backend()
+    except (ImportError, RuntimeError):
+        return []
+    return [backend, xp_kernel.Backend(backend.xp, "cupy", 0, 0, backend._scatter_add)]
+
+
+CUPY = cupy_backends()
+BACKENDS = [
+    pytest.param(xp_kernel.NUMPY, id="numpy-count"),
+    pytest.param(xp_kernel.Backend(np, "numpy", 0, 0), id="numpy-sort"),  # every span sorted
+    # CuPy's counting (an atomic scatter-add into uint64), played by numpy's add.at
+    pytest.param(xp_kernel.Backend(np, "numpy", 1, 0, np.add.at), id="numpy-scatter"),
+    *(pytest.param(b, id=f"cupy-{'count' if b.count_factor else 'sort'}") for b in CUPY),
+]
+if not CUPY:
+    BACKENDS.append(pytest.param(None, id="cupy", marks=pytest.mark.skip(
+        reason="CuPy with a CUDA GPU is not available here: the CuPy namespace is not exercised")))
+
+
+@st.composite
+def tables(draw: st.DrawFn, max_rows: int = 60, max_qis: int = 4) -> EncodedTable:
+    """A random table of integer QIs with random tree hierarchies (as tests/test_kernels.py) and one
+    sensitive column `s`."""
+    n = draw(st.integers(1, max_rows))
+    q = draw(st.integers(1, max_qis))
+    qis = []
+    for i in range(q):
+        card = draw(st.integers(1, 12))
+        values = [str(v) for v in draw(st.lists(st.integers(0, card - 1), min_size=n, max_size=n))]
+        base = draw(st.integers(2, 4))
+        depth = draw(st.integers(0, 2))
+        rows = [[v] + [str(int(v) // base ** (level + 1)) for level in range(depth)] + ["*"]
+                for v in sorted(set(values))]
+        qis.append(encode_column(f"q{i}", values, Hierarchy.from_rows(f"q{i}", rows)))
+    sensitive = [str(v) for v in draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))]
+    return EncodedTable(n, tuple(qis), {"s": dense_codes(sensitive)})
+
+
+def binary_table(columns: np.ndarray) -> EncodedTable:
+    """A table of 0/1 QIs (one column per QI) with the hierarchy value -> *."""
+    qis = []
+    for i in range(columns.shape[1]):
+        values = [str(v) for v in columns[:, i].tolist()]
+        rows = [[v, "*"] for v in sorted(set(values))]
+        qis.append(encode_column(f"b{i}", values, Hierarchy.from_rows(f"b{i}", rows)))
+    return EncodedTable(columns.shape[0], tuple(qis))
+
+
+def reference_sizes(table: EncodedTable, node: tuple[int, ...]) -> list[int]:
+    """Class sizes by counting generalized tuples in a dict: the obviously correct reference."""
+    counts = Counter(zip(*(qi.codes[x].tolist() for qi, x in zip(table.qis, node))))
+    return sorted(counts.values())
+
+
+def assert_same(cpu: NodeEvaluator, device: DeviceEvaluator, nodes: list[tuple[int, ...]]) -> None:
+    """Every Evaluation field, the class sizes and the suppressed rows are equal on every node."""
+    evaluations = device.evaluate_many(nodes)  # one batch
+    for node, got in zip(nodes, evaluations, strict=True):
+        want = cpu.evaluate(node)
+        assert got == want, (node, got, want)
+        assert np.array_equal(device.suppressed_rows(node), cpu.suppressed_rows(node)), node
+        if device.on_device:
+            want_sizes = np.sort(cpu.partition(node).sizes)
+            assert np.array_equal(xp_kernel.class_sizes(device.device_table, node), want_sizes), node
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@SETTINGS
+@given(table=tables(), k=st.integers(1, 4), t=st.sampled_from([0.0, 0.05, 0.3]),
+       objective=st.sampled_from(sorted(OBJECTIVES)), l=st.sampled_from([None, 2, 3]))
+def test_device_evaluations_equal_the_cpu_evaluator_on_random_tables(
+        backend: xp_kernel.Backend, table: EncodedTable, k: int, t: float, objective: str, l: int | None) -> None:  # noqa: E741
+    models = [KAnonymity(k)] + ([DistinctLDiversity("s", l)] if l is not None else [])
+    cpu = NodeEvaluator(table, models, t, OBJECTIVES[objective]())
+    device = DeviceEvaluator(table, models, t, OBJECTIVES[objective](), backend=backend)
+    assert device.on_device
+    assert_same(cpu, device, list(Box.full(table.heights).nodes()))
+    assert device.stats["host_copies"] == 1 and device.stats["host_nodes"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(SETTINGS, max_examples=15)
+@given(data=st.data(), n=st.integers(2, 80), q=st.integers(64, 80))
+def test_class_sizes_on_64_or_more_binary_qis_equal_a_plain_tuple_count(
+        backend: xp_kernel.Backend, data: st.DataObject, n: int, q: int) -> None:
+    bits = np.array(data.draw(st.lists(st.lists(st.integers(0, 1), min_size=q, max_size=q), min_size=n,
+                                       max_size=n)), dtype=np.int64)
+    if data.draw(st.booleans()):  # pairs of rows that differ only in the first QI: must stay apart
+        half = n // 2
+        bits[half : 2 * half] = bits[:half]
+        bits[half : 2 * half, 0] = 1 - bits[:half, 0]
+    table = binary_table(bits)
+    device = xp_kernel.DeviceTable.from_encoded(table, backend, chunk_rows=7)
+    rng = np.random.default_rng(n * 100 + q)
+    for node in [(0,) * q, *(tuple(rng.integers(0, 2, q).tolist()) for _ in range(3))]:
+        assert xp_kernel.class_sizes(device, node).tolist() == reference_sizes(table, node)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_seventy_binary_qis_keep_rows_that_differ_only_in_the_first_column_apart(
+        backend: xp_kernel.Backend) -> None:
+    """Issue 11 item 7: without the re-densify step the 63-bit key wraps and such rows merge."""
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2, (200, 70))
+    bits[100:] = bits[:100]
+    bits[100:, 0] = 1 - bits[:100, 0]
+    table = binary_table(bits)
+    cpu = NodeEvaluator(table, [KAnonymity(2)], 0.0)
+    device = DeviceEvaluator(table, [KAnonymity(2)], 0.0, backend=backend)
+    bottom = (0,) * 70
+    assert xp_kernel.class_sizes(device.device_table, bottom).tolist() == reference_sizes(table, bottom)
+    assert device.evaluate(bottom) == cpu.evaluate(bottom)
+    sizes = reference_sizes(table, bottom)
+    assert int(device.suppressed_rows(bottom).sum()) == sum(s for s in sizes if s < 2)
+    assert np.array_equal(device.suppressed_rows(bottom), cpu.suppressed_rows(bottom))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_keys_that_would_overflow_int64_are_densified(backend: xp_kernel.Backend) -> None:
+    """The kernel tests' table: 12 columns of 1,000 values (span 1000**12 > 2**62), 250 classes of 2."""
+    rng = np.random.default_rng(0)
+    columns = [rng.integers(0, 1000, 500) for _ in range(12)]
+    for c in columns:
+        c[:250] = c[250:]
+    qis = []
+    for i, c in enumerate(columns):
+        values = [str(v) for v in c.tolist()]
+        qis.append(encode_column(f"c{i}", values, Hierarchy.from_rows(f"c{i}", [[v, "*"] for v in set(values)])))
+    table = EncodedTable(500, tuple(qis))
+    device = xp_kernel.DeviceTable.from_encoded(table, backend)
+    assert xp_kernel.class_sizes(device, (0,) * 12).tolist() == [2] * 250
+
+
+def test_leaf_codes_are_kept_in_the_narrowest_integer_type() -> None:
+    assert [xp_kernel.narrow_dtype(c) for c in (1, 256, 257, 65536, 65537)] == [
+        np.uint8, np.uint8, np.uint16, np.uint16, np.uint32]
+    values = [str(v) for v in range(300)]
+    table = EncodedTable(300, (encode_column("v", values, Hierarchy.from_rows("v", [[v, "*"] for v in values])),))
+    device = xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY, chunk_rows=64)
+    assert device.leaves[0].dtype == np.uint16
+    assert np.array_equal(device.leaves[0], table.qis[0].codes[0])  # chunked copy: every row in place
+    assert device.lookups[0][1].dtype == np.uint8  # level 1: one value
+    assert device.nbytes == 300 * 2 + 300 * 1
+
+
+def test_leaf_codes_and_lookups_alone_give_the_same_classes_as_the_encoded_table() -> None:
+    """The columnar entry point: leaf codes and per-level lookups, no per-level code columns."""
+    rng = np.random.default_rng(9)
+    values = rng.integers(0, 40, (500, 3))
+    qis = []
+    for i in range(3):
+        column = [str(v) for v in values[:, i].tolist()]
+        rows = [[v, str(int(v) // 10), "*"] for v in sorted(set(column))]
+        qis.append(encode_column(f"q{i}", column, Hierarchy.from_rows(f"q{i}", rows)))
+    table = EncodedTable(500, tuple(qis))
+    lookups = [[xp_kernel.level_lookup(qi.codes[0], qi.codes[L], qi.cards[0], np.dtype(np.int64))
+                for L in range(1, qi.height + 1)] for qi in table.qis]
+    direct = xp_kernel.DeviceTable.from_codes(xp_kernel.NUMPY, 500, [qi.codes[0] for qi in table.qis], lookups,
+                                              [qi.cards for qi in table.qis], chunk_rows=33)
+    encoded = xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY)
+    for node in Box.full(table.heights).nodes():
+        assert np.array_equal(xp_kernel.class_sizes(direct, node), xp_kernel.class_sizes(encoded, node))
+        assert xp_kernel.class_sizes(direct, node).tolist() == reference_sizes(table, node)
+    with pytest.raises(ValueError, match="one lookup per level"):
+        xp_kernel.DeviceTable.from_codes(xp_kernel.NUMPY, 500, [table.qis[0].codes[0]], [lookups[0][:1]],
+                                         [table.qis[0].cards])
+
+
+def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> None:
+    rng = np.random.default_rng(3)
+    table = binary_table(rng.integers(0, 2, (100, 5)))
+    device = DeviceEvaluator(table, [KAnonymity(2)], 0.1, device="array")
+    nodes = list(Box.full(table.heights).nodes())
+    device.evaluate_many(nodes + nodes[:5])
+    assert device.stats == {"batches": 1, "device_nodes": len(nodes), "host_nodes": 0, "host_copies": 1}
+    device.evaluate_many(nodes[:7])
+    assert device.stats["batches"] == 1 and device.stats["device_nodes"] == len(nodes)
+
+
+@pytest.mark.parametrize("case", ["entropy-l", "t-closeness", "ncp"])
+def test_models_and_metrics_off_the_device_fall_back_to_the_cpu_evaluator(case: str) -> None:
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 3, (120, 3))
+    qis = tuple(encode_column(f"q{i}", [str(v) for v in bits[:, i]],
+                              Hierarchy.from_rows(f"q{i}", [[str(v), "*"] for v in range(3)])) for i in range(3))
+    table = EncodedTable(120, qis, {"s": dense_codes([str(v) for v in rng.integers(0, 3, 120)])})
+    models = [KAnonymity(2)] + {"entropy-l": [EntropyLDiversity("s", 2)], "t-closeness": [TCloseness("s", 0.3)],
+                                "ncp": []}[case]
+    objective = NormalizedCertaintyPenalty() if case == "ncp" else Precision()
+    cpu = NodeEvaluator(table, models, 0.2, objective)
+    device = DeviceEvaluator(table, models, 0.2, objective, device="array")
+    assert not device.on_device and device.fallback_reason
+    assert_same(cpu, device, list(Box.full(table.heights).nodes()))
+    assert device.stats["device_nodes"] == 0 and device._device_table is None
+
+
+def test_the_evaluator_pickles_without_its_device_arrays() -> None:
+    table = binary_table(np.random.default_rng(1).integers(0, 2, (50, 4)))
+    device = DeviceEvaluator(table, [KAnonymity(2)], 0.0, device="array")
+    device.evaluate((0, 0, 0, 0))
+    copy = pickle.loads(pickle.dumps(device))
+    assert copy._device_table is None
+    assert copy.evaluate((0, 1, 0, 1)) == device.evaluate((0, 1, 0, 1))
+
+
+def test_unknown_device_and_missing_gpu_are_input_errors() -> None:
+    table = binary_table(np.zeros((3, 1), dtype=np.int64))
+    with pytest.raises(InputError, match="unknown device"):
+        make_evaluator(table, [KAnonymity(1)], device="tpu")
+    assert type(make_evaluator(table, [KAnonymity(1)], device="cpu")) is NodeEvaluator
+    if CUPY:
+        pytest.skip("a GPU is present: the no-GPU message cannot be seen here")
+    with pytest.raises(InputError, match="--device gpu"):
+        backend_for("gpu")
+
+
+def test_cli_device_gpu_without_a_gpu_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    if CUPY:
+        pytest.skip("a GPU is present: the no-GPU message cannot be seen here")
+    data = tmp_path / "t.csv"
+    data.write_text("a,b\n1,2\n1,2\n3,4\n3,4\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(data), "--qi", "a,b", "--k", "2",
+                          "--device", "gpu", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert len(run.stderr.strip().splitlines()) == 1 and "--device gpu" in run.stderr
+    assert not (tmp_path / "t_anonymized.csv").exists()
+
+
+# --- the real datasets and the public API -------------------------------------------------------------------
+
+def test_cargo_with_all_97_qis_at_low_nodes_equals_the_cpu_evaluator(cargo_csv: Path) -> None:
+    from kgen.api import prepare
+    from kgen.config import Config
+    from kgen.table import read_csv
+
+    table = read_csv(cargo_csv)
+    config = Config(qi=table.columns[1:98], identifiers=("nr",), k=2, suppression=0.005, prune=False)
+    cpu = prepare(table, config, require_feasible=False).evaluator
+    device = DeviceEvaluator(cpu.table, cpu.models, cpu.suppression_limit, cpu.objective, device="array")
+    rng = np.random.default_rng(11)
+    nodes = [(0,) * 97] + [tuple(int(v) for v in rng.integers(0, 2, 97) * (np.array(cpu.table.heights) > 0))
+                           for _ in range(8)]
+    assert_same(cpu, device, nodes)
+    assert device.evaluate((0,) * 97).classes == int(
+        (kernel.class_sizes(*cpu.table.columns((0,) * 97), cpu.table.n) >= 2).sum())
+
+
+@pytest.mark.parametrize("algorithm,options", [("kgen", {"population": 20}), ("bestfirst", {}), ("ola", {})])
+def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, algorithm: str,
+                                                              options: dict) -> None:
+    from kgen.api import anonymize
+    from kgen.config import Config
+    from kgen.table import read_csv
+
+    table = read_csv(adult_csv)
+    common = {"qi": ("sex", "age", "race", "marital-status", "education"), "k": 5, "suppression": 0.01,
+              "hierarchy_dir": str(adult_csv.parent), "algorithm": algorithm, "options": options, "seed": 3,
+              "max_evaluations": 200 if algorithm == "kgen" else None}
+    cpu = anonymize(table, Config(**common))  # type: ignore[arg-type]
+    array = anonymize(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    assert array.evaluation == cpu.evaluation
+    assert array.search.evaluations == cpu.search.evaluations and array.search.minimal == cpu.search.minimal
+    assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
+    assert array.release.values == cpu.release.values
+    report_cpu = {k: v for k, v in cpu.report.items() if k not in ("seconds", "prepare_seconds", "provenance")}
+    report_array = {k: v for k, v in array.report.items() if k not in ("seconds", "prepare_seconds", "provenance")}
+    assert report_array == report_cpu
+
+
+def test_distinct_l_diversity_through_the_api_runs_on_the_device(adult_csv: Path) -> None:
+    from kgen.api import anonymize, prepare
+    from kgen.config import Config
+    from kgen.table import read_csv
+
+    table = read_csv(adult_csv)
+    common = {"qi": ("sex", "age", "race", "marital-status"), "k": 3, "suppression": 0.02, "sensitive": ("occupation",),
+              "l": 3, "hierarchy_dir": str(adult_csv.parent), "algorithm": "bestfirst", "metric": "dm"}
+    prepared = prepare(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    assert isinstance(prepared.evaluator, DeviceEvaluator) and prepared.evaluator.on_device
+    cpu = anonymize(table, Config(**common))  # type: ignore[arg-type]
+    array = anonymize(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    assert array.evaluation == cpu.evaluation
+    assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
