@@ -611,7 +611,7 @@ def run_demo(args: argparse.Namespace) -> int:
           f"(smallest class {verified['smallest_class']}, {verified['suppressed_rows']} suppressed rows)")
     html = folder / "adult_anonymized.html"
     html_report.write(result.report, html, output, protected=[str(source), str(output), str(report)])
-    print(summarizing.next_steps(output, report, DEMO_QIS, args.k, html))
+    print(summarizing.next_steps(output, report, DEMO_QIS, args.k, html, args.suppression))
     return 0 if verified["passed"] else 1
 
 

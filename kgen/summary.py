@@ -139,7 +139,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
 
 
 def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequence[str], k: int,
-               html: str | os.PathLike | None = None) -> str:
+               html: str | os.PathLike | None = None, suppression: float = 0.0) -> str:
     """What to look at after `kgen demo`: the HTML report, the risk, the independent check with checksums."""
     lines = ["Next:"]
     if html is not None:
@@ -148,7 +148,8 @@ def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequen
         lines.append(f"  kgen report {report} -o {Path(report).with_suffix('.html')}")
     lines += [
         f"  kgen risk {output} --report {report}",
-        f"  kgen check {output} --report {report} --k {k} \\",
+        f"  kgen check {output} --report {report} \\",
+        f"      --k {k} --suppression {suppression:g} \\",
         fit("      --qi ", [",".join(qis)], WIDTH) if len(",".join(qis)) < WIDTH - 12 else "      --qi QI,...",
         "  the JSON report holds every figure, the suppressed rows and the provenance (docs/report.md)",
     ]
