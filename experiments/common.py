@@ -32,7 +32,7 @@ from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(os.environ.get("KGEN_SHARED", Path(__file__).resolve().parents[2] / "shared"))  # as tests/conftest.py
 RESULTS = REPO / "results"
 
 FIELDS = (

@@ -1,0 +1,217 @@
+"""Certified search: the optimum, or a proven interval [lower bound, found] around it (SPEC section 11).
+
+Why: the exact lattice searches keep a tag per node, so they stop near 12-13 QIs; the GA goes on to 97 QIs but
+cannot say how good its answer is. This search works on cuts instead of nodes. Every infeasible node m rules
+out its down-set (monotone feasibility), every evaluated feasible node y its strict up-set (which costs
+more), and minimizing LOG over what is left is a small integer program (`lattice.hitting.CutModel`) whose
+optimum is a lower bound on the true optimum. The loop (an implicit hitting-set loop):
+
+1. seed: a short GA run (configurable) gives the best feasible node found so far (the upper bound, used as the
+   solver's objective cutoff) and every infeasible node it evaluated (cover cuts);
+2. solve the program; no solution below the cutoff: the best node found is optimal, done;
+3. evaluate the solution x; feasible: it is a new best (exclude its up-set); infeasible: raise it gene by gene
+   (binary search per gene, `cuts` gene orders) to maximal infeasible nodes and add their cover cuts; repeat.
+
+Ties: the cutoff is inclusive and the exclusions remove only evaluated nodes' up-sets, so every node of the
+optimal LOG that is not known infeasible is proposed and evaluated before the program runs dry; the Budget
+keeps the least LOS, then the lexicographically smaller node (the SPEC's tie rule).
+
+Sound only for monotone feasibility and an objective that is a sum of per-gene level costs known before the
+evaluation (LOG); otherwise it refuses with an InputError. Limits stop it with the interval reached so far
+(`params["lower_bound"]`, `params["optimal"]`).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from lattice.errors import InputError
+from lattice.hitting import SOLVERS, CutModel, integer_step_costs, maximal_nodes
+from lattice.node import Node
+from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, SparseTags
+
+
+class BudgetEvaluator:
+    """Routes a seeding search's evaluations through the certified search's Budget (one cache, one count)."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+
+    def evaluate(self, node: Node) -> Evaluation:
+        return self.budget.evaluate(node)
+
+    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluation]:
+        return self.budget.evaluate_many(nodes)
+
+
+def node_cost(node: Node, steps: Sequence[Sequence[int]]) -> int:
+    return sum(sum(steps[i][:x]) for i, x in enumerate(node))
+
+
+def require_certifiable(problem: Problem, what: str = "the certified search") -> None:
+    """InputError unless feasibility is monotone and the loss is LOG (the cuts and the cost are then sound)."""
+    if not problem.monotone_feasibility:
+        raise InputError(f"{what} needs monotone feasibility (k-anonymity, distinct l-diversity, or any model "
+                         "with suppression limit 0); entropy/recursive l-diversity and t-closeness with "
+                         "suppression are not monotone: use 'ola' or 'exhaustive'")
+    if not problem.loss_is_log:
+        raise InputError(f"{what} needs the LOG objective (--metric log), a sum of per-attribute level costs; "
+                         "use 'ola' or 'bestfirst' for other metrics")
+
+
+@dataclass(frozen=True)
+class Certify:
+    """The certified search (see the module doc).
+
+    `seed_evaluations`: evaluations of the seeding GA (`seed_preset`) before the loop (0: none).
+    `cuts`: maximal infeasible nodes raised from each infeasible solution (gene orders: the first by
+    increasing height, then random; predictive tags make the later ones cheap). `solver`: "cpsat" (default,
+    the fastest measured), "highs" or "milp" (lattice.hitting; results/benchmarks/certify.md).
+    """
+
+    seed_evaluations: int = 200
+    seed_preset: str = "kgen+"
+    cuts: int = 32
+    solver: str = "cpsat"
+    name: str = "certify"
+
+    def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        require_certifiable(problem)
+        if self.solver not in SOLVERS:
+            raise InputError(f"unknown solver {self.solver!r} for 'certify'; choose one of: {', '.join(SOLVERS)}")
+        if self.cuts < 1 or self.seed_evaluations < 0:
+            raise InputError("certify needs cuts >= 1 and seed_evaluations >= 0")
+        budget = Budget(problem, limits)
+        box = problem.box
+        steps, denominator = integer_step_costs(problem.heights)
+        model = CutModel(box.lower, box.upper, steps, self.solver)
+        tags = SparseTags(box.dims)
+        rng = random.Random(limits.seed)
+        state = {"lower": None, "rounds": 0, "covers": 0, "exclusions": 0, "seed_seconds": 0.0}
+        params: dict = {"solver": self.solver, "cuts_per_round": self.cuts, "seed_evaluations": self.seed_evaluations,
+                        "seed_preset": self.seed_preset, "denominator": denominator}
+        covered: set[Node] = set()
+        excluded: set[Node] = set()
+
+        def absorb() -> None:
+            """Cuts from every evaluation the model has not seen (seeding, climbs)."""
+            infeasible = [n for n, e in budget.cache.items() if not e.feasible and n not in covered]
+            for m in maximal_nodes(infeasible) if len(infeasible) > 1 else infeasible:
+                tags.tag(m, False)
+                if model.add_cover(m):
+                    state["covers"] += 1
+            covered.update(infeasible)
+            cutoff = None if budget.best is None else node_cost(budget.best.node, steps)
+            for n, e in list(budget.cache.items()):
+                if e.feasible and n not in excluded:
+                    excluded.add(n)
+                    tags.tag(n, True)
+                    if n in box and (cutoff is None or node_cost(n, steps) <= cutoff):
+                        model.add_exclusion(n)
+                        state["exclusions"] += 1
+            if cutoff is not None:
+                model.set_cutoff(cutoff)
+
+        def classify(node: Node) -> bool:
+            state_ = tags.get(node)
+            if state_ != UNKNOWN:
+                return state_ == FEASIBLE
+            feasible = budget.evaluate(node).feasible
+            tags.tag(node, feasible)
+            return feasible
+
+        def raise_gene(x: list[int], i: int) -> None:
+            """Raise gene i of the infeasible x to the highest level that keeps it infeasible."""
+            lo, hi = x[i], box.upper[i] + 1  # x[i] = lo infeasible; hi: lowest level known feasible
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                y = tuple(x[:i] + [mid] + x[i + 1 :])
+                if classify(y):
+                    hi = mid
+                else:
+                    lo = mid
+            x[i] = lo
+
+        def maximal_above(x: Node, order: list[int]) -> Node:
+            y = list(x)
+            for i in order:
+                if y[i] < box.upper[i]:
+                    raise_gene(y, i)
+            return tuple(y)
+
+        def body(trace: list[dict]) -> None:
+            start = time.perf_counter()
+            try:
+                if self.seed_evaluations > 0:
+                    self._seed(problem, limits, budget)
+                state["seed_seconds"] = time.perf_counter() - start
+                genes = list(range(box.dims))
+                by_height = sorted(genes, key=lambda i: (box.upper[i] - box.lower[i], i))
+                while True:
+                    absorb()
+                    remaining = None
+                    if limits.time_limit is not None:
+                        remaining = max(limits.time_limit - budget.seconds, 0.01)
+                    solution = model.solve(remaining)
+                    state["rounds"] += 1
+                    best_cost = None if budget.best is None else node_cost(budget.best.node, steps)
+                    if solution.status == "infeasible":
+                        state["lower"] = best_cost
+                        return
+                    if solution.bound is not None:
+                        bound = solution.bound if best_cost is None else min(solution.bound, best_cost)
+                        state["lower"] = bound if state["lower"] is None else max(state["lower"], bound)
+                    if solution.status == "limit" or solution.node is None:
+                        budget.check_time()
+                        raise StopSearch("time")
+                    x = solution.node
+                    if classify(x):
+                        budget.evaluate(x)  # its LOS (ties) and the archive
+                        continue
+                    cuts = [maximal_above(x, by_height)]
+                    for _ in range(self.cuts - 1):
+                        order = genes[:]
+                        rng.shuffle(order)
+                        cuts.append(maximal_above(x, order))
+                    for m in cuts:
+                        tags.tag(m, False)
+                    if len(trace) < 10_000 and state["rounds"] % 25 == 0:
+                        trace.append(self._point(budget, model, state, denominator))
+            finally:
+                lower = state["lower"]
+                found = None if budget.best is None else node_cost(budget.best.node, steps)
+                params.update({
+                    "lower_bound": None if lower is None else float(Fraction(lower, denominator)),
+                    "lower_bound_cost": lower, "found_cost": found,
+                    "optimal": lower is not None and found is not None and lower >= found,
+                    "rounds": state["rounds"], "cover_cuts": state["covers"], "exclusions": state["exclusions"],
+                    "solves": model.solves, "solver_seconds": round(model.solve_seconds, 4),
+                    "seed_seconds": round(state["seed_seconds"], 4),
+                })
+                trace.append(self._point(budget, model, state, denominator))
+
+        return guarded(budget, self.name, body, params)
+
+    def _seed(self, problem: Problem, limits: Limits, budget: Budget) -> None:
+        """A short GA whose evaluations go through our budget (its cover cuts and upper bound seed the loop)."""
+        from lattice.search.kgen_ga import KGen
+
+        seeded = Problem(BudgetEvaluator(budget), problem.box, problem.heights, problem.monotone_feasibility,
+                         problem.monotone_loss, problem.loss_is_log)
+        time_left = None if limits.time_limit is None else max(limits.time_limit - budget.seconds, 0.0)
+        KGen(preset=self.seed_preset, max_evaluations=self.seed_evaluations).run(
+            seeded, Limits(self.seed_evaluations, time_left, limits.seed))
+        budget.check_time()
+
+    @staticmethod
+    def _point(budget: Budget, model: CutModel, state: dict, denominator: int) -> dict:
+        lower = state["lower"]
+        return {"evaluations": budget.evaluations, "seconds": budget.seconds, "rounds": state["rounds"],
+                "cover_cuts": state["covers"], "solver_seconds": model.solve_seconds,
+                "lower_bound": None if lower is None else lower / denominator,
+                "best_loss": None if budget.best is None else budget.best.loss}
