@@ -26,6 +26,7 @@ from lattice.hierarchy import TOP, Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
 from lattice.search.base import Evaluator, Limits, Problem, SearchResult
+from lattice.search.certify import certified_bound
 
 SUPPRESSED = "*"
 
@@ -230,6 +231,38 @@ def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
     return metrics, privacy
 
 
+EXACT_SEARCHES = ("exhaustive", "ola", "bestfirst")  # exact for every objective when they complete
+
+
+def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
+    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal` and `bound`
+    (how it was proved, or why there is none): SPEC section 11, issue 12.
+
+    An exact search that completed proves its answer; `certify` reports its own interval; any other search
+    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
+    """
+    found = None if result.best is None else float(result.best.loss)
+    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
+    params = result.params
+    if not prepared.config.bound:
+        note, seconds = "not computed (--no-bound)", 0.0
+    elif result.algorithm in EXACT_SEARCHES and result.stopped == "complete" and found is not None:
+        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
+    elif "lower_bound_cost" in params:  # certify: the interval of its own loop
+        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
+        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
+                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
+    else:
+        bound = certified_bound(prepared.problem(), result.infeasible, None if result.best is None else
+                                result.best.node)
+        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
+    if record["lower_bound"] is not None and found is not None:
+        record["gap"] = max(found - record["lower_bound"], 0.0)
+        record["optimal"] = record["gap"] <= 1e-12
+    record["bound"] = {"note": note, "seconds": round(seconds, 4)}
+    return record
+
+
 def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
                  released: Table) -> dict:
     """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows)."""
@@ -290,6 +323,7 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
                             for name in prepared.encoded.names},
         "attributes": attributes,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
+        **lower_bound_record(prepared, result),
     }
 
 

@@ -116,13 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--missing", type=lambda s: s.split(","), default=list(DEFAULT_MISSING),
                       help="missing-value tokens, comma-separated (default: empty, ?, NA)")
     anon.add_argument("--algorithm", default=Config.algorithm,
-                      help="kgen (default), ola, exhaustive, bestfirst or random")
+                      help="kgen (default), ola, exhaustive, bestfirst, certify or random")
     add_search_arguments(anon)
     anon.add_argument("--max-evaluations", type=number(int, "max-evaluations"))
     anon.add_argument("--time-limit", type=number(float, "time-limit"), help="seconds")
     anon.add_argument("--seed", type=number(int, "seed"), default=0)
     anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast")
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
+    anon.add_argument("--no-bound", action="store_true",
+                      help="skip the certified lower bound of the report (docs/certify.md)")
     anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
                       help="parallel workers evaluating nodes (default 1: serial; -1: every core)")
@@ -208,6 +210,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
+        bound=not args.no_bound,
     )
     result = anonymize_with_progress(read_csv(args.input), config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config)
@@ -268,6 +271,11 @@ def summary(result: api.Result, output: Path | None, report: Path | None) -> str
     for name, a in r["attributes"].items():
         lines.append(f"  {name:>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
                      f"distinct {a['distinct_before']} -> {a['distinct_after']}")
+    if r.get("optimal"):
+        lines.append("  optimal (proved)")
+    elif r.get("gap") is not None:
+        lines.append(f"  within {r['gap']:.4f} of the optimum (proved: {r.get('metric', 'log')} >= "
+                     f"{r['lower_bound']:.4f})")
     if result.search.stopped != "complete" and r["algorithm"] in ("exhaustive", "ola"):
         lines.append(f"  note: the search stopped early ({result.search.stopped}): the node may not be optimal")
     if output is not None:

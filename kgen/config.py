@@ -21,6 +21,8 @@ class Config:
     `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
     of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
     address; without it a local cluster); jobs 1 on a local backend is serial. Results do not depend on them.
+    `bound`: add the certified lower bound (and gap) that the search's infeasible evaluations prove to the
+    report (one small integer program; docs/certify.md); False skips it.
     """
 
     qi: Sequence[str]
@@ -49,3 +51,4 @@ class Config:
     backend: str = "loky"
     scheduler: str | None = None
     batch_size: int | None = None
+    bound: bool = True

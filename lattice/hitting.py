@@ -51,7 +51,7 @@ def integer_step_costs(heights: Sequence[int]) -> tuple[list[list[int]], int]:
     if not positive:
         return [[] for _ in heights], 1
     lcm = math.lcm(*positive)
-    steps = [[lcm // int(h)] * int(h) for h in heights]
+    steps = [[lcm // int(h)] * int(h) if h > 0 else [] for h in heights]
     return steps, lcm * len(positive)
 
 
@@ -299,15 +299,23 @@ class CutModel:
                         0.0)
 
 
-def maximal_nodes(nodes: Sequence[Node]) -> list[Node]:
-    """The nodes with no other given node above them (the strongest cover cuts among `nodes`)."""
+def maximal_nodes(nodes: Sequence[Node], block: int = 32) -> list[Node]:
+    """The nodes with no other given node above them (the strongest cover cuts among `nodes`).
+
+    Nodes are taken by decreasing height, so a node can only be dominated by one kept before it; each block
+    is checked against the kept nodes in one vectorized comparison."""
     if not nodes:
         return []
-    array = np.array(sorted(set(nodes), key=lambda n: -sum(n)), dtype=np.int32)
-    kept = np.empty((len(array), array.shape[1]), dtype=np.int32)
+    array = np.array(sorted(set(nodes), key=lambda n: -sum(n)), dtype=np.int16)
+    kept = np.empty_like(array)
     count = 0
-    for row in array:
-        if count == 0 or not np.any(np.all(kept[:count] >= row, axis=1)):
-            kept[count] = row
-            count += 1
+    for start in range(0, len(array), block):
+        rows = array[start : start + block]
+        if count:
+            rows = rows[~(kept[None, :count, :] >= rows[:, None, :]).all(axis=2).any(axis=1)]
+        first = count
+        for row in rows:  # within the block: against the ones kept from it
+            if count == first or not (kept[first:count] >= row).all(axis=1).any():
+                kept[count] = row
+                count += 1
     return [tuple(int(v) for v in row) for row in kept[:count]]

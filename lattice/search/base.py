@@ -76,6 +76,7 @@ class SearchResult:
     stopped: str  # "complete", "budget", "time" or "interrupted"
     trace: list[dict] = field(default_factory=list)
     params: dict = field(default_factory=dict)
+    infeasible: list[Node] = field(default_factory=list)  # every infeasible node evaluated (certified bounds)
 
     @property
     def exact(self) -> bool:
@@ -107,6 +108,7 @@ class Budget:
         self.problem, self.limits = problem, limits
         self.cache: dict[Node, Evaluation] = {}
         self.feasible: list[Node] = []
+        self.infeasible: list[Node] = []
         self.best: Evaluation | None = None
         self.start = time.perf_counter()
         self.box_size = problem.box.size
@@ -170,11 +172,13 @@ class Budget:
             self.feasible.append(node)
             if self.best is None or objective_key(e) < objective_key(self.best):
                 self.best = e
+        else:
+            self.infeasible.append(node)
 
     def result(self, algorithm: str, stopped: str, trace: list[dict] | None = None,
                params: dict | None = None) -> SearchResult:
         return SearchResult(algorithm, self.best, minimal_nodes(self.feasible), self.evaluations,
-                            self.seconds, stopped, trace or [], params or {})
+                            self.seconds, stopped, trace or [], params or {}, self.infeasible)
 
 
 def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:

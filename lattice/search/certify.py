@@ -95,25 +95,23 @@ class Certify:
         state = {"lower": None, "rounds": 0, "covers": 0, "exclusions": 0, "seed_seconds": 0.0}
         params: dict = {"solver": self.solver, "cuts_per_round": self.cuts, "seed_evaluations": self.seed_evaluations,
                         "seed_preset": self.seed_preset, "denominator": denominator}
-        covered: set[Node] = set()
-        excluded: set[Node] = set()
+        seen = {"infeasible": 0, "feasible": 0}  # how much of the budget's archive the model has absorbed
 
         def absorb() -> None:
-            """Cuts from every evaluation the model has not seen (seeding, climbs)."""
-            infeasible = [n for n, e in budget.cache.items() if not e.feasible and n not in covered]
+            """Cuts from every evaluation the model has not seen yet (seeding, climbs, proposals)."""
+            infeasible = budget.infeasible[seen["infeasible"] :]
+            seen["infeasible"] = len(budget.infeasible)
             for m in maximal_nodes(infeasible) if len(infeasible) > 1 else infeasible:
                 tags.tag(m, False)
                 if model.add_cover(m):
                     state["covers"] += 1
-            covered.update(infeasible)
             cutoff = None if budget.best is None else node_cost(budget.best.node, steps)
-            for n, e in list(budget.cache.items()):
-                if e.feasible and n not in excluded:
-                    excluded.add(n)
-                    tags.tag(n, True)
-                    if n in box and (cutoff is None or node_cost(n, steps) <= cutoff):
-                        model.add_exclusion(n)
-                        state["exclusions"] += 1
+            for n in budget.feasible[seen["feasible"] :]:
+                tags.tag(n, True)
+                if n in box and (cutoff is None or node_cost(n, steps) <= cutoff):
+                    model.add_exclusion(n)
+                    state["exclusions"] += 1
+            seen["feasible"] = len(budget.feasible)
             if cutoff is not None:
                 model.set_cutoff(cutoff)
 
@@ -182,6 +180,10 @@ class Certify:
                         tags.tag(m, False)
                     if len(trace) < 10_000 and state["rounds"] % 25 == 0:
                         trace.append(self._point(budget, model, state, denominator))
+            except StopSearch as stop:
+                if stop.reason == "complete" and budget.best is not None:  # every box node evaluated: exact
+                    state["lower"] = node_cost(budget.best.node, steps)
+                raise
             finally:
                 lower = state["lower"]
                 found = None if budget.best is None else node_cost(budget.best.node, steps)
@@ -215,3 +217,48 @@ class Certify:
                 "cover_cuts": state["covers"], "solver_seconds": model.solve_seconds,
                 "lower_bound": None if lower is None else lower / denominator,
                 "best_loss": None if budget.best is None else budget.best.loss}
+
+
+def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Node | None,
+                    time_limit: float | None = 10.0, solver: str = "cpsat") -> dict:
+    """The lower bound on the optimal LOG that a search's own infeasible evaluations prove (SPEC section 11).
+
+    One small integer program: least LOG over the box outside the down-sets of `infeasible` (its maximal
+    nodes), with the objective cut off just below `found`'s LOG, so an empty program proves `found` optimal.
+    Returns {"lower_bound", "optimal", "note", "seconds", "cuts", "status"}; `lower_bound` is None, with the
+    reason in `note`, when the bound would be unsound (feasibility not monotone, objective not LOG). The
+    solver's time limit only weakens the bound (its proven dual bound is used), never makes it wrong.
+    """
+    start = time.perf_counter()
+    record: dict = {"lower_bound": None, "optimal": None, "note": "", "seconds": 0.0, "cuts": 0, "status": None}
+    try:
+        require_certifiable(problem, "a certified lower bound")
+    except InputError as error:
+        record["note"] = str(error).split(";")[0]
+        return record
+    box = problem.box
+    steps, denominator = integer_step_costs(problem.heights)
+    model = CutModel(box.lower, box.upper, steps, solver)
+    covers = maximal_nodes(list(infeasible)) if len(infeasible) > 1 else list(infeasible)
+    record["cuts"] = sum(1 for m in covers if model.add_cover(m))
+    found_cost = None if found is None else node_cost(found, steps)
+    if found_cost is not None:
+        model.set_cutoff(found_cost - 1)
+    solution = model.solve(time_limit)
+    record["status"] = solution.status
+    if solution.status == "infeasible":
+        lower = found_cost
+    elif solution.bound is not None:
+        lower = solution.bound if found_cost is None else min(solution.bound, found_cost)
+    else:
+        lower = None
+    if lower is not None:
+        record["lower_bound"] = float(Fraction(lower, denominator))
+        record["optimal"] = found_cost is not None and lower >= found_cost
+        record["note"] = (f"{record['cuts']} cover cuts from the search's infeasible evaluations"
+                          + (" (solver stopped at its time limit: its proven bound)" if solution.status == "limit"
+                             else ""))
+    else:
+        record["note"] = "the bound's integer program found no bound within its time limit"
+    record["seconds"] = time.perf_counter() - start
+    return record
