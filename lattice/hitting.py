@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lattice.errors import InputError
 from lattice.node import Node
 
 SOLVERS = ("highs", "cpsat", "milp")
@@ -65,6 +66,11 @@ class CutModel:
     def __init__(self, lower: Node, upper: Node, steps: Sequence[Sequence[int]], solver: str = "highs") -> None:
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
+        if solver == "cpsat":
+            try:
+                import ortools.sat.python.cp_model  # noqa: F401
+            except ImportError:  # OR-tools is a dependency; without it, scipy's HiGHS rebuilt every solve
+                solver = "milp"
         self.lower, self.upper, self.solver = tuple(lower), tuple(upper), solver
         self.dims = len(self.lower)
         # column index of z[i, l] for l = lower_i+1 .. upper_i
@@ -182,7 +188,11 @@ class CutModel:
 
     # HiGHS through highspy: one live model
     def _init_highs(self) -> None:
-        import highspy
+        try:
+            import highspy
+        except ImportError as error:  # not installed, or OR-tools (which bundles its own HiGHS) already loaded
+            raise InputError(f"the 'highs' solver needs highspy, importable only in a process that has not "
+                             f"loaded OR-tools ({str(error)[:60]}); use solver 'cpsat'") from None
 
         h = highspy.Highs()
         for name, value in (("output_flag", False), ("threads", 1), ("mip_rel_gap", 0.0),

@@ -80,8 +80,8 @@ def test_certified_optimum_equals_exhaustive_with_ties_on_los(case, los_seed, se
 def test_every_lower_bound_is_at_most_the_true_optimum(case, evaluations, seed):
     heights, generators = case
     truth = Exhaustive().run(up_set_problem(heights, generators), Limits()).best
-    for search in (KGen(), RandomSearch(), Certify(seed_evaluations=3)):
-        result = search.run(up_set_problem(heights, generators), Limits(max_evaluations=evaluations, seed=seed))
+    for algorithm in (KGen(), RandomSearch(), Certify(seed_evaluations=3)):
+        result = algorithm.run(up_set_problem(heights, generators), Limits(max_evaluations=evaluations, seed=seed))
         found = None if result.best is None else result.best.node
         bound = certified_bound(up_set_problem(heights, generators), result.infeasible, found)
         own = result.params.get("lower_bound")

@@ -33,7 +33,7 @@ from lattice.errors import InputError
 from lattice.hitting import SOLVERS, CutModel, integer_step_costs, maximal_nodes
 from lattice.node import Node
 from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, SparseTags
+from lattice.search.tags import FEASIBLE, UNKNOWN, SparseTags
 
 
 class BudgetEvaluator:
@@ -72,12 +72,15 @@ class Certify:
     `cuts`: maximal infeasible nodes raised from each infeasible solution (gene orders: the first by
     increasing height, then random; predictive tags make the later ones cheap). `solver`: "cpsat" (default,
     the fastest measured), "highs" or "milp" (lattice.hitting; results/benchmarks/certify.md).
+    `solve_seconds`: time cap of one solve (doubled whenever a solve ends without a candidate); a capped
+    solve still proves its bound, and its best candidate is evaluated like an optimal one.
     """
 
     seed_evaluations: int = 200
     seed_preset: str = "kgen+"
     cuts: int = 32
     solver: str = "cpsat"
+    solve_seconds: float = 20.0
     name: str = "certify"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
@@ -150,12 +153,13 @@ class Certify:
                 state["seed_seconds"] = time.perf_counter() - start
                 genes = list(range(box.dims))
                 by_height = sorted(genes, key=lambda i: (box.upper[i] - box.lower[i], i))
+                cap = self.solve_seconds
                 while True:
                     absorb()
-                    remaining = None
+                    limit = cap
                     if limits.time_limit is not None:
-                        remaining = max(limits.time_limit - budget.seconds, 0.01)
-                    solution = model.solve(remaining)
+                        limit = min(cap, max(limits.time_limit - budget.seconds, 0.01))
+                    solution = model.solve(limit)
                     state["rounds"] += 1
                     best_cost = None if budget.best is None else node_cost(budget.best.node, steps)
                     if solution.status == "infeasible":
@@ -164,9 +168,10 @@ class Certify:
                     if solution.bound is not None:
                         bound = solution.bound if best_cost is None else min(solution.bound, best_cost)
                         state["lower"] = bound if state["lower"] is None else max(state["lower"], bound)
-                    if solution.status == "limit" or solution.node is None:
+                    if solution.node is None:  # the solver's time cap, no candidate yet: give it longer
                         budget.check_time()
-                        raise StopSearch("time")
+                        cap *= 2
+                        continue
                     x = solution.node
                     if classify(x):
                         budget.evaluate(x)  # its LOS (ties) and the archive
