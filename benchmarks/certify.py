@@ -50,8 +50,7 @@ def one(q: int, algorithm: str, options: dict, time_limit: float | None, max_eva
             out[key] = result.params[key]
     if bound:
         cpu1, wall1 = time.process_time(), time.perf_counter()
-        record = certified_bound(prepared.problem(), result.infeasible,
-                                 None if result.best is None else result.best.node)
+        record = certified_bound(prepared.problem(), result.infeasible, result.best)
         out.update(bound_lower=record["lower_bound"], bound_optimal=record["optimal"], bound_cuts=record["cuts"],
                    bound_wall=time.perf_counter() - wall1, bound_cpu=time.process_time() - cpu1)
     return out

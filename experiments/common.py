@@ -184,13 +184,13 @@ def bound_of(prepared: Prepared, method: Method, seed: int, result: SearchResult
     evaluations prove (one small integer program). None where there is none to report."""
     if result.best is None or result.stopped == "refused":
         return None, 0.0
-    if "lower_bound_cost" in result.params:
+    if "certified" in result.params:
         return result.params.get("lower_bound"), 0.0
     if method.exact and result.stopped == "complete":
         return result.best.log, 0.0
     if seed not in method.seeds[: method.bound_seeds]:
         return None, 0.0
-    record = certified_bound(prepared.problem(), result.infeasible, result.best.node)
+    record = certified_bound(prepared.problem(), result.infeasible, result.best)
     return record["lower_bound"], record["seconds"]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
-from fitness.objective import Precision, make_objective, solution_metrics
+from fitness.objective import CellCostObjective, Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
 from kgen.algorithms import make_search
@@ -53,7 +53,30 @@ class Prepared:
         """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
                        self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
-                       loss_is_log=isinstance(self.evaluator.objective, Precision))
+                       loss_is_log=isinstance(self.evaluator.objective, Precision),
+                       level_costs=self.level_costs)
+
+    @property
+    def level_costs(self) -> tuple[tuple[float, ...], ...] | None:
+        """Per QI, the loss of each level with nothing suppressed, for the cell-cost objectives (NCP, Loss,
+        entropy: a sum over QIs of a per-level cost, a suppressed cell costing the most); None otherwise.
+        Measured through the objective itself: one QI raised at a time from the bottom."""
+        objective = self.evaluator.objective
+        if not isinstance(objective, CellCostObjective):
+            return None
+        table, heights = self.encoded, self.heights
+        none = np.zeros(0, dtype=np.int64)
+
+        def loss(node: Node) -> float:
+            return float(objective(node, none, 0, table, suppressed_rows=none))
+
+        bottom = tuple(0 for _ in heights)
+        base = loss(bottom)
+        costs = []
+        for i, h in enumerate(heights):
+            levels = [loss(bottom[:i] + (level,) + bottom[i + 1 :]) - base for level in range(h + 1)]
+            costs.append(tuple(c + (base if i == 0 else 0.0) for c in levels))
+        return tuple(costs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,13 +271,12 @@ def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
         note, seconds = "not computed (--no-bound)", 0.0
     elif result.algorithm in EXACT_SEARCHES and result.stopped == "complete" and found is not None:
         record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
-    elif "lower_bound_cost" in params:  # certify: the interval of its own loop
+    elif "certified" in params:  # certify: the interval of its own loop
         record["lower_bound"], seconds = params.get("lower_bound"), 0.0
         note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
                 f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
     else:
-        bound = certified_bound(prepared.problem(), result.infeasible, None if result.best is None else
-                                result.best.node)
+        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
         record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
     if record["lower_bound"] is not None and found is not None:
         record["gap"] = max(found - record["lower_bound"], 0.0)

@@ -59,11 +59,13 @@ def integer_step_costs(heights: Sequence[int]) -> tuple[list[list[int]], int]:
 class CutModel:
     """The hitting-set program over the box [lower, upper] with per-step integer costs (see the module doc).
 
-    `steps[i][l-1]` is the cost of raising gene i from level l-1 to l (integers >= 0). Cover cuts come from
+    `steps[i][l-1]` is the cost of raising gene i from level l-1 to l (integers), `base` a constant added to
+    every cost. Cover cuts come from
     infeasible nodes, exclusions from feasible nodes; `cutoff` bounds the cost from above (inclusive).
     """
 
-    def __init__(self, lower: Node, upper: Node, steps: Sequence[Sequence[int]], solver: str = "highs") -> None:
+    def __init__(self, lower: Node, upper: Node, steps: Sequence[Sequence[int]], solver: str = "cpsat",
+                 base: int = 0) -> None:
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
         if solver == "cpsat":
@@ -80,7 +82,7 @@ class CutModel:
             self.first.append(len(costs))
             costs.extend(int(steps[i][level - 1]) for level in range(a + 1, b + 1))
         self.costs = np.array(costs, dtype=np.int64)
-        self.offset = int(sum(sum(int(c) for c in steps[i][:a]) for i, a in enumerate(self.lower)))
+        self.offset = int(base) + int(sum(sum(int(c) for c in steps[i][:a]) for i, a in enumerate(self.lower)))
         self.columns = len(costs)
         self.rows: list[tuple[list[int], float, float]] = []  # (columns, lower, upper), all coefficients 1
         self.cutoff: int | None = None

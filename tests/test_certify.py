@@ -82,8 +82,7 @@ def test_every_lower_bound_is_at_most_the_true_optimum(case, evaluations, seed):
     truth = Exhaustive().run(up_set_problem(heights, generators), Limits()).best
     for algorithm in (KGen(), RandomSearch(), Certify(seed_evaluations=3)):
         result = algorithm.run(up_set_problem(heights, generators), Limits(max_evaluations=evaluations, seed=seed))
-        found = None if result.best is None else result.best.node
-        bound = certified_bound(up_set_problem(heights, generators), result.infeasible, found)
+        bound = certified_bound(up_set_problem(heights, generators), result.infeasible, result.best)
         own = result.params.get("lower_bound")
         for value in (bound["lower_bound"], own):
             if value is not None and truth is not None:
@@ -96,9 +95,9 @@ def test_a_bound_from_all_infeasible_nodes_is_the_optimum_and_proves_it():
     heights = (3, 2, 4)
     problem = up_set_problem(heights, [(1, 2, 1), (3, 0, 2), (0, 1, 4)])
     exhaustive = Exhaustive().run(problem, Limits())
-    bound = certified_bound(problem, exhaustive.infeasible, exhaustive.best.node)
+    bound = certified_bound(problem, exhaustive.infeasible, exhaustive.best)
     assert bound["lower_bound"] == exhaustive.best.loss and bound["optimal"]
-    weaker = certified_bound(problem, exhaustive.infeasible[:3], exhaustive.best.node)
+    weaker = certified_bound(problem, exhaustive.infeasible[:3], exhaustive.best)
     assert weaker["lower_bound"] < exhaustive.best.loss and not weaker["optimal"]
 
 
@@ -191,3 +190,25 @@ def test_certify_stops_on_the_evaluation_budget_with_a_valid_interval():
     lower = result.params["lower_bound"]
     assert lower is None or lower <= truth
     assert result.best is None or result.best.loss >= truth
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(ROWS, st.integers(2, 3), st.sampled_from([0.0, 0.1, 0.25]), st.sampled_from(["ncp", "loss", "entropy"]))
+def test_separable_metrics_are_certified_without_suppression_and_bounded_with_it(rows, k, suppression, metric):
+    """NCP, Loss and entropy are sums of per-attribute level costs when nothing is suppressed (suppressed cells
+    cost the most), so their bound holds with any suppression limit, and the certified search is exact at 0."""
+    config = Config(qi=["a", "b", "c"], k=k, suppression=suppression, metric=metric, prune=False)
+    prepared = prepare(table_of(rows), config, require_feasible=False)
+    truth = Exhaustive().run(prepared.problem(), Limits()).best
+    if prepared.problem().monotone_loss:  # no row may be suppressed: floor(t n) = 0
+        certified = Certify(seed_evaluations=5).run(prepared.problem(), Limits())
+        assert key(certified) == (None if truth is None else (truth.loss, truth.los, tuple(truth.node)))
+        if truth is not None:
+            assert certified.params["optimal"] and certified.params["lower_bound"] <= truth.loss
+    else:
+        with pytest.raises(InputError, match="monotone loss"):
+            Certify().run(prepared.problem(), Limits())
+    ga = KGen(max_evaluations=12).run(prepared.problem(), Limits(max_evaluations=12))
+    if ga.best is not None and truth is not None:
+        bound = certified_bound(prepared.problem(), ga.infeasible, ga.best)
+        assert bound["lower_bound"] is not None and bound["lower_bound"] <= truth.loss + 1e-12

@@ -44,6 +44,10 @@ class Problem:
     `monotone_loss`: the loss never decreases when a level rises (exact searches may stop early on it).
     `loss_is_log`: the loss is LOG, `precision_loss(node, heights)`, known before evaluating the node (exact
     searches may visit nodes in increasing loss).
+    `level_costs`: for a separable objective other than LOG (NCP, Loss, entropy), per QI the loss of each
+    level when nothing is suppressed (the constant part folded into QI 0); the loss of a node is at least
+    their sum (a suppressed cell costs the most) and equal to it when nothing is suppressed. The certified
+    search and bound use it (lattice/search/certify.py); None when the objective has no such form.
     """
 
     evaluator: Evaluator
@@ -52,6 +56,7 @@ class Problem:
     monotone_feasibility: bool = True
     monotone_loss: bool = True
     loss_is_log: bool = False
+    level_costs: tuple[tuple[float, ...], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ evaluation (LOG); otherwise it refuses with an InputError. Limits stop it with t
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Sequence
@@ -49,19 +50,75 @@ class BudgetEvaluator:
         return self.budget.evaluate_many(nodes)
 
 
-def node_cost(node: Node, steps: Sequence[Sequence[int]]) -> int:
-    return sum(sum(steps[i][:x]) for i, x in enumerate(node))
+FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
+FLOAT_SLACK = 1e-9  # relative float noise allowed for when a float loss is turned into an integer cutoff
 
 
-def require_certifiable(problem: Problem, what: str = "the certified search") -> None:
-    """InputError unless feasibility is monotone and the loss is LOG (the cuts and the cost are then sound)."""
+@dataclass(frozen=True)
+class Costs:
+    """The cut model's integer step costs and their relation to the loss.
+
+    LOG (`exact`): cost / denominator is the node's LOG exactly, so ties and the cutoff are exact. A separable
+    float objective (`Problem.level_costs`): each step cost is rounded down after scaling by FLOAT_SCALE, so
+    cost / denominator never exceeds the node's separable loss, which never exceeds its loss: the program's
+    optimum stays a lower bound, and the cutoff keeps a FLOAT_SLACK margin so ties are never cut off.
+    """
+
+    steps: tuple[tuple[int, ...], ...]
+    denominator: int
+    exact: bool
+    offset: int = 0  # a constant part of the loss, in cost units
+
+    @classmethod
+    def of_problem(cls, problem: Problem) -> Costs:
+        if problem.loss_is_log:
+            steps, denominator = integer_step_costs(problem.heights)
+            return cls(tuple(tuple(s) for s in steps), denominator, True)
+        assert problem.level_costs is not None
+        steps = []
+        for i, levels in enumerate(problem.level_costs):
+            base = math.floor(levels[0] * FLOAT_SCALE) if i == 0 else 0
+            # step l: floor of the scaled difference; gene 0's level 0 carries the constant part
+            gene = [math.floor((levels[level] - levels[level - 1]) * FLOAT_SCALE) for level in range(1, len(levels))]
+            steps.append((base, tuple(gene)))
+        return cls(tuple(g for _, g in steps), FLOAT_SCALE, False, steps[0][0] if steps else 0)
+
+    def cost(self, node: Node) -> int:
+        return self.offset + sum(sum(self.steps[i][:x]) for i, x in enumerate(node))
+
+    def cutoff(self, e: Evaluation) -> int:
+        """The largest cost a node of loss <= e.loss can have (inclusive, so that ties stay candidates)."""
+        if self.exact:
+            return self.cost(e.node)
+        return math.floor(e.loss * self.denominator * (1 + FLOAT_SLACK)) + 1
+
+    def below(self, e: Evaluation) -> int:
+        """A cost that every node of loss < e.loss has at most (for the bound's optimality test)."""
+        return self.cost(e.node) - 1 if self.exact else self.cutoff(e)
+
+    def value(self, cost: int) -> float:
+        return float(Fraction(cost, self.denominator))
+
+    @property
+    def tolerance(self) -> float:
+        """How far below the optimum a proved bound may sit only by rounding (0 for LOG)."""
+        return 0.0 if self.exact else (sum(len(g) for g in self.steps) + 2) / self.denominator + FLOAT_SLACK
+
+
+def require_certifiable(problem: Problem, what: str = "the certified search", loop: bool = True) -> None:
+    """InputError unless the cuts and the cost model are sound: monotone feasibility, and the loss LOG or a
+    separable cell-cost loss (`Problem.level_costs`); the search's loop also needs that loss to be monotone
+    (with suppression limit 0 for NCP, Loss and entropy), since it excludes the up-sets of feasible nodes."""
     if not problem.monotone_feasibility:
         raise InputError(f"{what} needs monotone feasibility (k-anonymity, distinct l-diversity, or any model "
                          "with suppression limit 0); entropy/recursive l-diversity and t-closeness with "
                          "suppression are not monotone: use 'ola' or 'exhaustive'")
-    if not problem.loss_is_log:
-        raise InputError(f"{what} needs the LOG objective (--metric log), a sum of per-attribute level costs; "
-                         "use 'ola' or 'bestfirst' for other metrics")
+    if not problem.loss_is_log and problem.level_costs is None:
+        raise InputError(f"{what} needs the LOG objective or a separable one (ncp, loss, entropy); dm and aecs "
+                         "are not sums of per-attribute level costs: use 'ola' or 'bestfirst' for them")
+    if loop and not problem.loss_is_log and not problem.monotone_loss:
+        raise InputError(f"{what} needs a monotone loss: ncp, loss and entropy are monotone only with suppression "
+                         "limit 0 (--suppression 0); use 'ola' or 'bestfirst', or --metric log")
 
 
 @dataclass(frozen=True)
@@ -91,8 +148,9 @@ class Certify:
             raise InputError("certify needs cuts >= 1 and seed_evaluations >= 0")
         budget = Budget(problem, limits)
         box = problem.box
-        steps, denominator = integer_step_costs(problem.heights)
-        model = CutModel(box.lower, box.upper, steps, self.solver)
+        costs = Costs.of_problem(problem)
+        model = CutModel(box.lower, box.upper, costs.steps, self.solver, costs.offset)
+        denominator = costs.denominator
         tags = SparseTags(box.dims)
         rng = random.Random(limits.seed)
         state = {"lower": None, "rounds": 0, "covers": 0, "exclusions": 0, "seed_seconds": 0.0}
@@ -108,10 +166,10 @@ class Certify:
                 tags.tag(m, False)
                 if model.add_cover(m):
                     state["covers"] += 1
-            cutoff = None if budget.best is None else node_cost(budget.best.node, steps)
+            cutoff = None if budget.best is None else costs.cutoff(budget.best)
             for n in budget.feasible[seen["feasible"] :]:
                 tags.tag(n, True)
-                if n in box and (cutoff is None or node_cost(n, steps) <= cutoff):
+                if n in box and (cutoff is None or costs.cost(n) <= cutoff):
                     model.add_exclusion(n)
                     state["exclusions"] += 1
             seen["feasible"] = len(budget.feasible)
@@ -161,12 +219,13 @@ class Certify:
                         limit = min(cap, max(limits.time_limit - budget.seconds, 0.01))
                     solution = model.solve(limit)
                     state["rounds"] += 1
-                    best_cost = None if budget.best is None else node_cost(budget.best.node, steps)
+                    best = budget.best
                     if solution.status == "infeasible":
-                        state["lower"] = best_cost
+                        state["lower"] = None if best is None else best.loss
                         return
                     if solution.bound is not None:
-                        bound = solution.bound if best_cost is None else min(solution.bound, best_cost)
+                        bound = costs.value(solution.bound)
+                        bound = bound if best is None else min(bound, best.loss)
                         state["lower"] = bound if state["lower"] is None else max(state["lower"], bound)
                     if solution.node is None:  # the solver's time cap, no candidate yet: give it longer
                         budget.check_time()
@@ -187,14 +246,13 @@ class Certify:
                         trace.append(self._point(budget, model, state, denominator))
             except StopSearch as stop:
                 if stop.reason == "complete" and budget.best is not None:  # every box node evaluated: exact
-                    state["lower"] = node_cost(budget.best.node, steps)
+                    state["lower"] = budget.best.loss
                 raise
             finally:
                 lower = state["lower"]
-                found = None if budget.best is None else node_cost(budget.best.node, steps)
+                found = None if budget.best is None else budget.best.loss
                 params.update({
-                    "lower_bound": None if lower is None else float(Fraction(lower, denominator)),
-                    "lower_bound_cost": lower, "found_cost": found,
+                    "lower_bound": lower, "certified": True, "cost_units": denominator,
                     "optimal": lower is not None and found is not None and lower >= found,
                     "rounds": state["rounds"], "cover_cuts": state["covers"], "exclusions": state["exclusions"],
                     "solves": model.solves, "solver_seconds": round(model.solve_seconds, 4),
@@ -220,49 +278,51 @@ class Certify:
         lower = state["lower"]
         return {"evaluations": budget.evaluations, "seconds": budget.seconds, "rounds": state["rounds"],
                 "cover_cuts": state["covers"], "solver_seconds": model.solve_seconds,
-                "lower_bound": None if lower is None else lower / denominator,
+                "lower_bound": lower,
                 "best_loss": None if budget.best is None else budget.best.loss}
 
 
-def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Node | None,
+def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluation | None,
                     time_limit: float | None = 10.0, solver: str = "cpsat") -> dict:
     """The lower bound on the optimal LOG that a search's own infeasible evaluations prove (SPEC section 11).
 
     One small integer program: least LOG over the box outside the down-sets of `infeasible` (its maximal
-    nodes), with the objective cut off just below `found`'s LOG, so an empty program proves `found` optimal.
+    nodes), with the objective cut off just below `found`'s loss, so an empty program proves `found` optimal.
+    For a separable non-LOG loss (NCP, Loss, entropy; `Problem.level_costs`) the program minimizes the
+    loss's suppression-free part, which never exceeds the loss: a valid bound with any suppression limit.
     Returns {"lower_bound", "optimal", "note", "seconds", "cuts", "status"}; `lower_bound` is None, with the
-    reason in `note`, when the bound would be unsound (feasibility not monotone, objective not LOG). The
+    reason in `note`, when the bound would be unsound (feasibility not monotone, objective dm or aecs). The
     solver's time limit only weakens the bound (its proven dual bound is used), never makes it wrong.
     """
     start = time.perf_counter()
     record: dict = {"lower_bound": None, "optimal": None, "note": "", "seconds": 0.0, "cuts": 0, "status": None}
     try:
-        require_certifiable(problem, "a certified lower bound")
+        require_certifiable(problem, "a certified lower bound", loop=False)
     except InputError as error:
         record["note"] = str(error).split(";")[0]
         return record
     box = problem.box
-    steps, denominator = integer_step_costs(problem.heights)
-    model = CutModel(box.lower, box.upper, steps, solver)
+    costs = Costs.of_problem(problem)
+    model = CutModel(box.lower, box.upper, costs.steps, solver, costs.offset)
     covers = maximal_nodes(list(infeasible)) if len(infeasible) > 1 else list(infeasible)
     record["cuts"] = sum(1 for m in covers if model.add_cover(m))
-    found_cost = None if found is None else node_cost(found, steps)
-    if found_cost is not None:
-        model.set_cutoff(found_cost - 1)
+    if found is not None:
+        model.set_cutoff(costs.below(found))
     solution = model.solve(time_limit)
     record["status"] = solution.status
+    lower = None
     if solution.status == "infeasible":
-        lower = found_cost
+        lower = None if found is None else found.loss
     elif solution.bound is not None:
-        lower = solution.bound if found_cost is None else min(solution.bound, found_cost)
-    else:
-        lower = None
+        lower = costs.value(solution.bound) if found is None else min(costs.value(solution.bound), found.loss)
     if lower is not None:
-        record["lower_bound"] = float(Fraction(lower, denominator))
-        record["optimal"] = found_cost is not None and lower >= found_cost
+        record["lower_bound"] = lower
+        record["optimal"] = found is not None and found.loss - lower <= costs.tolerance
         record["note"] = (f"{record['cuts']} cover cuts from the search's infeasible evaluations"
                           + (" (solver stopped at its time limit: its proven bound)" if solution.status == "limit"
-                             else ""))
+                             else "")
+                          + ("" if costs.exact else "; the loss's suppression-free part, a sum of per-attribute "
+                             "level costs, bounds it from below"))
     else:
         record["note"] = "the bound's integer program found no bound within its time limit"
     record["seconds"] = time.perf_counter() - start
