@@ -165,8 +165,10 @@ class CutModel:
 
     # --- solving -------------------------------------------------------------------------------------
 
-    def solve(self, time_limit: float | None = None) -> Solution:
-        """Least-cost node of the model (see `Solution`)."""
+    def solve(self, time_limit: float | None = None, work_limit: float | None = None) -> Solution:
+        """Least-cost node of the model (see `Solution`). `work_limit`: CP-SAT's deterministic time limit (the
+        same answer whatever the machine's load; other solvers ignore it)."""
+        self._work_limit = work_limit
         start = time.perf_counter()
         if self.infeasible_forever:
             out = Solution("infeasible", None, None, None, 0.0)
@@ -256,6 +258,8 @@ class CutModel:
         solver.parameters.num_workers = 1
         if time_limit is not None:
             solver.parameters.max_time_in_seconds = float(time_limit)
+        if getattr(self, "_work_limit", None) is not None:
+            solver.parameters.max_deterministic_time = float(self._work_limit)
         status = solver.Solve(model)
         if status == cp_model.INFEASIBLE:
             return Solution("infeasible", None, None, None, 0.0)

@@ -283,7 +283,7 @@ class Certify:
 
 
 def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluation | None,
-                    time_limit: float | None = 10.0, solver: str = "cpsat") -> dict:
+                    time_limit: float | None = 120.0, work_limit: float | None = 10.0, solver: str = "cpsat") -> dict:
     """The lower bound on the optimal LOG that a search's own infeasible evaluations prove (SPEC section 11).
 
     One small integer program: least LOG over the box outside the down-sets of `infeasible` (its maximal
@@ -292,7 +292,10 @@ def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     loss's suppression-free part, which never exceeds the loss: a valid bound with any suppression limit.
     Returns {"lower_bound", "optimal", "note", "seconds", "cuts", "status"}; `lower_bound` is None, with the
     reason in `note`, when the bound would be unsound (feasibility not monotone, objective dm or aecs). The
-    solver's time limit only weakens the bound (its proven dual bound is used), never makes it wrong.
+    solver's limits only weaken the bound (its proven dual bound is used), never make it wrong: `work_limit` is
+    CP-SAT's deterministic time (the same bound whatever the machine's load; 10 units solved the 2,980-cut
+    program of a 5,000-evaluation GA run at Cargo q = 25 to optimality in 2.3 CPU seconds), `time_limit` a
+    wall-clock safety net.
     """
     start = time.perf_counter()
     record: dict = {"lower_bound": None, "optimal": None, "note": "", "seconds": 0.0, "cuts": 0, "status": None}
@@ -308,7 +311,7 @@ def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     record["cuts"] = sum(1 for m in covers if model.add_cover(m))
     if found is not None:
         model.set_cutoff(costs.below(found))
-    solution = model.solve(time_limit)
+    solution = model.solve(time_limit, work_limit)
     record["status"] = solution.status
     lower = None
     if solution.status == "infeasible":
@@ -319,7 +322,7 @@ def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
         record["lower_bound"] = lower
         record["optimal"] = found is not None and found.loss - lower <= costs.tolerance
         record["note"] = (f"{record['cuts']} cover cuts from the search's infeasible evaluations"
-                          + (" (solver stopped at its time limit: its proven bound)" if solution.status == "limit"
+                          + (" (the solver stopped at its work limit: its proven bound)" if solution.status == "limit"
                              else "")
                           + ("" if costs.exact else "; the loss's suppression-free part, a sum of per-attribute "
                              "level costs, bounds it from below"))
