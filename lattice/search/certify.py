@@ -125,7 +125,9 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
 class Certify:
     """The certified search (see the module doc).
 
-    `seed_evaluations`: evaluations of the seeding GA (`seed_preset`) before the loop (0: none).
+    `seed_evaluations`: evaluations of the seeding GA (`seed_preset`) before the loop (0: none; default
+    20 per QI: the loop's own proposals are mostly infeasible low nodes, so at many QIs the upper end of the
+    interval comes from the seed: at Cargo q = 97, 200 seed evaluations left it at LOG 0.936 after 10 min).
     `cuts`: maximal infeasible nodes raised from each infeasible solution (gene orders: the first by
     increasing height, then random; predictive tags make the later ones cheap). `solver`: "cpsat" (default,
     the fastest measured), "highs" or "milp" (lattice.hitting; results/benchmarks/certify.md).
@@ -133,7 +135,7 @@ class Certify:
     solve still proves its bound, and its best candidate is evaluated like an optimal one.
     """
 
-    seed_evaluations: int = 200
+    seed_evaluations: int | None = None
     seed_preset: str = "kgen+"
     cuts: int = 32
     solver: str = "cpsat"
@@ -144,7 +146,8 @@ class Certify:
         require_certifiable(problem)
         if self.solver not in SOLVERS:
             raise InputError(f"unknown solver {self.solver!r} for 'certify'; choose one of: {', '.join(SOLVERS)}")
-        if self.cuts < 1 or self.seed_evaluations < 0:
+        seed_evaluations = 20 * problem.box.dims if self.seed_evaluations is None else self.seed_evaluations
+        if self.cuts < 1 or seed_evaluations < 0:
             raise InputError("certify needs cuts >= 1 and seed_evaluations >= 0")
         budget = Budget(problem, limits)
         box = problem.box
@@ -154,7 +157,7 @@ class Certify:
         tags = SparseTags(box.dims)
         rng = random.Random(limits.seed)
         state = {"lower": None, "rounds": 0, "covers": 0, "exclusions": 0, "seed_seconds": 0.0}
-        params: dict = {"solver": self.solver, "cuts_per_round": self.cuts, "seed_evaluations": self.seed_evaluations,
+        params: dict = {"solver": self.solver, "cuts_per_round": self.cuts, "seed_evaluations": seed_evaluations,
                         "seed_preset": self.seed_preset, "denominator": denominator}
         seen = {"infeasible": 0, "feasible": 0}  # how much of the budget's archive the model has absorbed
 
@@ -206,8 +209,8 @@ class Certify:
         def body(trace: list[dict]) -> None:
             start = time.perf_counter()
             try:
-                if self.seed_evaluations > 0:
-                    self._seed(problem, limits, budget)
+                if seed_evaluations > 0:
+                    self._seed(problem, limits, budget, seed_evaluations)
                 state["seed_seconds"] = time.perf_counter() - start
                 genes = list(range(box.dims))
                 by_height = sorted(genes, key=lambda i: (box.upper[i] - box.lower[i], i))
@@ -262,15 +265,15 @@ class Certify:
 
         return guarded(budget, self.name, body, params)
 
-    def _seed(self, problem: Problem, limits: Limits, budget: Budget) -> None:
+    def _seed(self, problem: Problem, limits: Limits, budget: Budget, evaluations: int) -> None:
         """A short GA whose evaluations go through our budget (its cover cuts and upper bound seed the loop)."""
         from lattice.search.kgen_ga import KGen
 
         seeded = Problem(BudgetEvaluator(budget), problem.box, problem.heights, problem.monotone_feasibility,
                          problem.monotone_loss, problem.loss_is_log)
         time_left = None if limits.time_limit is None else max(limits.time_limit - budget.seconds, 0.0)
-        KGen(preset=self.seed_preset, max_evaluations=self.seed_evaluations).run(
-            seeded, Limits(self.seed_evaluations, time_left, limits.seed))
+        KGen(preset=self.seed_preset, max_evaluations=evaluations).run(
+            seeded, Limits(evaluations, time_left, limits.seed))
         budget.check_time()
 
     @staticmethod
