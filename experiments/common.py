@@ -30,15 +30,16 @@ from kgen.table import Table
 from lattice.accuracy import overall_accuracy
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
+from lattice.search.certify import certified_bound
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(os.environ.get("KGEN_SHARED", Path(__file__).resolve().parents[2] / "shared"))  # as tests/conftest.py
 RESULTS = REPO / "results"
 
 FIELDS = (
     "dataset", "q", "algorithm", "seed", "seconds", "evaluations", "log", "los", "accuracy", "gap", "node",
     "timed_out", "stopped", "optimum_log", "optimum_source", "minimal_found", "box_size", "heights_sum",
-    "prepare_seconds", "time_limit", "max_evaluations", "options",
+    "prepare_seconds", "time_limit", "max_evaluations", "options", "lower_bound", "bound_seconds",
 )
 
 
@@ -131,6 +132,8 @@ class Method:
     exact: bool = False
     qs: tuple[int, ...] | None = None
     all_minimal: bool = False
+    bound_seeds: int = 0  # the first seeds whose runs get the certified bound of their infeasible nodes
+    keep_after_timeout: bool = False  # run it at larger q even after a time-out (certify: its interval counts)
 
     def runs_at(self, q: int) -> bool:
         return self.qs is None or q in self.qs
@@ -175,6 +178,22 @@ class Optimum:
     source: str
 
 
+def bound_of(prepared: Prepared, method: Method, seed: int, result: SearchResult) -> tuple[float | None, float]:
+    """The certified lower bound of a run (lattice.search.certify) and what it cost: certify's own interval,
+    an exact search's completed optimum, or, for the first `bound_seeds` seeds, the bound its infeasible
+    evaluations prove (one small integer program). None where there is none to report."""
+    if result.best is None or result.stopped == "refused":
+        return None, 0.0
+    if "certified" in result.params:
+        return result.params.get("lower_bound"), 0.0
+    if method.exact and result.stopped == "complete":
+        return result.best.log, 0.0
+    if seed not in method.seeds[: method.bound_seeds]:
+        return None, 0.0
+    record = certified_bound(prepared.problem(), result.infeasible, result.best)
+    return record["lower_bound"], record["seconds"]
+
+
 def find_optimum(results: Sequence[tuple[Method, SearchResult]]) -> Optimum | None:
     """The optimum from the exact methods that completed; they must agree on the optimal LOG."""
     complete = [(m, r) for m, r in results if m.exact and r.stopped == "complete" and r.best is not None]
@@ -196,8 +215,10 @@ def fmt(value: float | None, digits: int = 6) -> str:
 
 
 def row_for(dataset: str, q: int, method: Method, seed: int, result: SearchResult | None, prepared: Prepared,
-            optimum: Optimum | None, time_limit: float, skipped_after: str = "time") -> dict[str, str]:
-    """The CSV row of one run (`result` None: skipped after an earlier time-out or refusal, `skipped_after`)."""
+            optimum: Optimum | None, time_limit: float, skipped_after: str = "time",
+            bound: tuple[float | None, float] = (None, 0.0)) -> dict[str, str]:
+    """The CSV row of one run (`result` None: skipped after an earlier time-out or refusal, `skipped_after`);
+    `bound`: its certified lower bound and the seconds that cost (`bound_of`)."""
     best = None if result is None else result.best
     accuracy = gap = None
     if optimum is not None and result is not None and result.stopped != "refused":
@@ -226,6 +247,8 @@ def row_for(dataset: str, q: int, method: Method, seed: int, result: SearchResul
         "time_limit": fmt(float(time_limit)),
         "max_evaluations": "" if method.max_evaluations is None else str(method.max_evaluations),
         "options": json.dumps(dict(method.options), sort_keys=True),
+        "lower_bound": fmt(bound[0], 10),
+        "bound_seconds": fmt(bound[1], 4) if bound[0] is not None else "",
     }
 
 
@@ -249,6 +272,7 @@ def run_plan(plan: Plan, dataset: Dataset, out: Path | None = None,
             continue
         prepared = prepare(dataset.table, dataset.config(q))
         done: list[tuple[Method, int, SearchResult | None]] = []
+        bounds: dict[tuple[str, int], tuple[float | None, float]] = {}
         for method in methods:
             for seed in method.seeds:
                 if method.label in given_up:
@@ -256,12 +280,14 @@ def run_plan(plan: Plan, dataset: Dataset, out: Path | None = None,
                     continue
                 result = run_search(prepared, method, seed, plan.time_limit)
                 done.append((method, seed, result))
-                if method.exact and result.stopped in ("time", "refused") and plan.skip_after_timeout:
+                bounds[method.label, seed] = bound_of(prepared, method, seed, result)
+                if (method.exact and result.stopped in ("time", "refused") and plan.skip_after_timeout
+                        and not (method.keep_after_timeout and result.stopped == "time")):
                     given_up[method.label] = result.stopped
         optimum = find_optimum([(m, r) for m, _, r in done if r is not None])
         for method, seed, result in done:
             rows.append(row_for(dataset.name, q, method, seed, result, prepared, optimum, plan.time_limit,
-                                given_up.get(method.label, "time")))
+                                given_up.get(method.label, "time"), bounds.get((method.label, seed), (None, 0.0))))
         log(summary_line(dataset.name, q, prepared, done, optimum))
         if out is not None:
             write_rows(out, rows)

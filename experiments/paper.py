@@ -5,12 +5,16 @@
     python -m experiments.plots                # redraw the PNGs from the CSVs only
 
 Per dataset, for q = 2, 3, ... (the first q attributes as QIs, k = 2, suppression limit 0.005): the exact
-searches once (exhaustive, OLA and kgen's best-first; they are deterministic), KGen (the paper's preset and
-the kgen+ preset) and random search with 10 seeds each. Every run has the same wall-clock limit; a run that
-hits it is a missing point, written to the CSV with `timed_out = True`, and an exact method is not started
-again at a larger q after it timed out or refused the lattice's size (`stopped = skipped`). Accuracy and the
-LOG gap are measured against the optimum of the exact runs that completed at that q; accuracy needs every
-k-minimal node, so only exhaustive search and OLA provide it (best-first proves the optimal LOG only).
+searches once (exhaustive, OLA, kgen's best-first and the certified search; they are deterministic; other
+registered searches join by name, see OPTIONAL_METHODS), KGen (the paper's preset and the kgen+ preset) and
+random search with 10 seeds each. The certified search keeps running after a time-out (its proven interval
+[lower bound, found] is the point), and the first seed of each KGen preset gets the lower bound its own
+infeasible evaluations prove (figure 11, the certified interval per q). Every run has the same wall-clock
+limit; a run that hits it is a missing point, written to the CSV with `timed_out = True`, and an exact method
+is not started again at a larger q after it timed out or refused the lattice's size (`stopped = skipped`).
+Accuracy and the LOG gap are measured against the optimum of the exact runs that completed at that q; accuracy
+needs every k-minimal node, so only exhaustive search and OLA provide it (best-first proves the optimal LOG
+only).
 """
 
 from __future__ import annotations
@@ -69,26 +73,57 @@ FULL = Mode(
     exact_qs={"cargo2000": tuple(range(2, 26)), "fraud": tuple(range(2, 16)), "adult": tuple(range(2, 10))},
     convergence_evaluations=5000,
 )
-METHODS = ("exhaustive", "ola", "bestfirst", "kgen", "kgen+", "random")
+BASE_METHODS = ("exhaustive", "ola", "bestfirst", "certify", "kgen", "kgen+", "random")
+# Searches other helpers may register; each joins the figures by name once it is in kgen.algorithms.REGISTRY.
+# `exact`: its completed answer is the optimum of LOG; `all_minimal`: it also returns every k-minimal node.
+# A registered class may say the same itself with class attributes `exact` / `all_minimal` (they win).
+OPTIONAL_METHODS: dict[str, dict[str, bool]] = {
+    "flash": {"exact": True, "all_minimal": False},
+    "incognito": {"exact": True, "all_minimal": True},
+    "samarati": {"exact": False, "all_minimal": False},  # least height, not least LOG
+    "datafly": {"exact": False, "all_minimal": False},  # heuristic
+}
+METHODS = BASE_METHODS + tuple(OPTIONAL_METHODS)
 CONVERGENCE = ("cargo2000", 25, 0)  # dataset, q, seed of the convergence runs
 
 
+def default_methods() -> tuple[str, ...]:
+    """Every method of the figures whose algorithm the registry offers now (new registrations join by name)."""
+    return tuple(name for name in METHODS if catalogue_algorithm(name) in REGISTRY)
+
+
+def catalogue_algorithm(label: str) -> str:
+    return "kgen" if label == "kgen+" else label
+
+
 def methods_for(mode: Mode, dataset: str, wanted: Sequence[str], log=print) -> tuple[Method, ...]:
-    """The methods of the figures that the registry offers (a missing one is reported, not faked)."""
+    """The methods of the figures that the registry offers (a missing one is reported, not faked).
+
+    The certified search is exact when it completes and keeps running at larger q after a time-out (its
+    interval [bound, found] is the point there); the first seed of each stochastic method also gets the
+    certified bound its own infeasible evaluations prove (the certified-interval figure)."""
     seeds = tuple(range(mode.seeds))
     catalogue = {
         "exhaustive": Method("exhaustive", "exhaustive", exact=True, qs=mode.exact_qs[dataset], all_minimal=True),
         "ola": Method("ola", "ola", exact=True, qs=mode.exact_qs[dataset], all_minimal=True),
         "bestfirst": Method("bestfirst", "bestfirst", exact=True, qs=mode.exact_qs[dataset]),
-        "kgen": Method("kgen", "kgen", {"preset": "paper"}, seeds, mode.evaluations),
-        "kgen+": Method("kgen+", "kgen", {"preset": "kgen+"}, seeds, mode.evaluations),
+        "certify": Method("certify", "certify", exact=True, keep_after_timeout=True),
+        "kgen": Method("kgen", "kgen", {"preset": "paper"}, seeds, mode.evaluations, bound_seeds=1),
+        "kgen+": Method("kgen+", "kgen", {"preset": "kgen+"}, seeds, mode.evaluations, bound_seeds=1),
         "random": Method("random", "random", {}, seeds, mode.evaluations),
     }
+    for name, spec in OPTIONAL_METHODS.items():
+        if name in REGISTRY:
+            exact = bool(getattr(REGISTRY[name], "exact", spec["exact"]))
+            every = bool(getattr(REGISTRY[name], "all_minimal", spec["all_minimal"]))
+            catalogue[name] = (Method(name, name, exact=True, qs=mode.exact_qs[dataset], all_minimal=every)
+                               if exact else Method(name, name, {}, (0,), None, bound_seeds=1))
     chosen = []
     for label in wanted:
-        method = catalogue[label]
-        if method.algorithm not in REGISTRY:
-            log(f"warning: algorithm {method.algorithm!r} is not in kgen.algorithms.REGISTRY; {label} is left out")
+        method = catalogue.get(label)
+        if method is None or method.algorithm not in REGISTRY:
+            log(f"warning: algorithm {catalogue_algorithm(label)!r} is not in kgen.algorithms.REGISTRY; "
+                f"{label} is left out")
             continue
         chosen.append(method)
     return tuple(chosen)
@@ -143,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "evaluations); default: the full mode")
     parser.add_argument("--datasets", default="cargo2000,fraud,adult",
                         help="comma-separated, from: " + ", ".join(LOADERS))
-    parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
+    parser.add_argument("--methods", default=",".join(default_methods()),
+                        help="comma-separated, from: " + ", ".join(METHODS) + " (default: those registered)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="output folder (default: results/)")
     parser.add_argument("--time-limit", type=float, help="seconds per run (overrides the mode's)")
     parser.add_argument("--seeds", type=int, help="seeds per stochastic method (overrides the mode's)")

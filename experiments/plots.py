@@ -26,6 +26,7 @@ DATASETS = (("cargo2000", "Cargo 2000 (c2k)"), ("fraud", "Fraud F (synthetic)"),
 STYLE = {  # label -> (colour, marker)
     "kgen": ("tab:blue", "o"), "kgen+": ("tab:purple", "D"), "ola": ("tab:orange", "s"),
     "exhaustive": ("tab:green", "^"), "bestfirst": ("tab:brown", "P"), "random": ("tab:red", "v"),
+    "certify": ("black", "*"),
 }
 FIGURES = {
     "time": ("fig7_time.png", "seconds", "execution time (s, log scale)", "Figure 7: execution time"),
@@ -173,9 +174,77 @@ def convergence_figure(results: Path) -> Path | None:
     return path
 
 
+INTERVAL_LABELS = ("kgen", "kgen+", "certify")  # the runs whose certified interval figure 11 draws
+
+
+def intervals(rows: Sequence[dict[str, str]], label: str) -> dict[int, tuple[float, float]]:
+    """q -> (proved lower bound, LOG found) of the first seed's run of `label` (time-outs included: a
+    certified search that ran out of time still proves its interval)."""
+    out: dict[int, tuple[float, float]] = {}
+    for row in rows:
+        if row["algorithm"] != label or row["seed"] != "0" or row["stopped"] in ("refused", "skipped"):
+            continue
+        low, high = number(row.get("lower_bound", "")), number(row["log"])
+        if low is not None and high is not None:
+            out[int(row["q"])] = (low, high)
+    return out
+
+
+def certified_figure(tables: dict[str, list[dict[str, str]]], results: Path) -> Path | None:
+    """Figure 11: per q, the interval [proved lower bound, LOG found] of KGen (both presets, seed 0) and of
+    the certified search within the same time limit, with the exact optimum where one is known."""
+    names = [(n, label) for n, label in DATASETS if n in tables
+             and any(r.get("lower_bound") for r in tables[n])]
+    if not names:
+        return None
+    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.4), squeeze=False)
+    for index, (ax, (name, title)) in enumerate(zip(axes[0], names)):
+        rows = tables[name]
+        qs = sorted({int(r["q"]) for r in rows})
+        spread = {label: offset for label, offset in zip(INTERVAL_LABELS, (-0.18, 0.0, 0.18))}
+        for label in INTERVAL_LABELS:
+            points = intervals(rows, label)
+            if not points:
+                continue
+            colour, marker = STYLE.get(label, ("tab:gray", "x"))
+            xs = sorted(points)
+            shift = [q * (1 + spread[label] / 10) if q > 30 else q + spread[label] for q in xs]
+            ax.vlines(shift, [points[q][0] for q in xs], [points[q][1] for q in xs], color=colour, linewidth=2.2,
+                      alpha=0.8)
+            ax.plot(shift, [points[q][1] for q in xs], linestyle="none", marker=marker, color=colour, markersize=5,
+                    label=f"{label}: LOG found (seed 0)")
+            ax.plot(shift, [points[q][0] for q in xs], linestyle="none", marker="_", color=colour, markersize=10,
+                    label=f"{label}: proved lower bound")
+        optimum = {int(r["q"]): number(r["optimum_log"]) for r in rows if number(r["optimum_log"]) is not None}
+        if optimum:
+            xs = sorted(optimum)
+            ax.plot(xs, [optimum[q] for q in xs], linestyle="none", marker="o", markerfacecolor="none",
+                    color="tab:green", markersize=8, label="exact optimum (an exact search completed)")
+        if name == "cargo2000":
+            ax.set_xscale("symlog", linthresh=30)
+            ax.set_xticks([t for t in (2, 5, 10, 15, 20, 25, 50, 97) if qs[0] <= t <= qs[-1]])
+            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlim(qs[0] - 0.5, qs[-1] * 1.12)
+        ax.set_xlabel("number of quasi-identifiers q")
+        ax.set_ylabel("LOG")
+        ax.set_title(f"({'abc'[index]}) {title}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6.5, loc="best")
+    limit = {number(r["time_limit"]) for rows in tables.values() for r in rows} - {None}
+    fig.suptitle("Figure 11: certified interval [lower bound, found] per q"
+                 + (f" (time limit {max(limit):g} s per run)" if limit else ""))
+    fig.tight_layout()
+    path = results / "fig11_certified.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def draw_all(results: Path = RESULTS) -> list[Path]:
     tables = load(results)
     paths = [figure(metric, tables, results) for metric in FIGURES] if tables else []
+    certified = certified_figure(tables, results) if tables else None
+    paths += [certified] if certified else []
     convergence = convergence_figure(results)
     return paths + ([convergence] if convergence else [])
 

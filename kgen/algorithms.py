@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from lattice.errors import InputError
 from lattice.search.base import Search
 from lattice.search.bestfirst import BestFirst
+from lattice.search.certify import Certify
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.kgen_ga import KGen
 from lattice.search.ola import OLA
@@ -15,6 +16,7 @@ from lattice.search.random_search import RandomSearch
 REGISTRY: dict[str, Callable[..., Search]] = {
     "exhaustive": Exhaustive,
     "bestfirst": BestFirst,
+    "certify": Certify,
     "kgen": KGen,
     "ola": OLA,
     "random": RandomSearch,

@@ -17,7 +17,7 @@ from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
-from fitness.objective import Precision, make_objective, solution_metrics
+from fitness.objective import CellCostObjective, Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel, provenance
 from kgen import risk as risking
@@ -31,6 +31,7 @@ from lattice.hierarchy import TOP, Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
 from lattice.search.base import Evaluator, Limits, Problem, SearchResult, Stopped
+from lattice.search.certify import certified_bound
 
 SUPPRESSED = "*"
 
@@ -57,7 +58,30 @@ class Prepared:
         """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
                        self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
-                       loss_is_log=isinstance(self.evaluator.objective, Precision))
+                       loss_is_log=isinstance(self.evaluator.objective, Precision),
+                       level_costs=self.level_costs)
+
+    @property
+    def level_costs(self) -> tuple[tuple[float, ...], ...] | None:
+        """Per QI, the loss of each level with nothing suppressed, for the cell-cost objectives (NCP, Loss,
+        entropy: a sum over QIs of a per-level cost, a suppressed cell costing the most); None otherwise.
+        Measured through the objective itself: one QI raised at a time from the bottom."""
+        objective = self.evaluator.objective
+        if not isinstance(objective, CellCostObjective):
+            return None
+        table, heights = self.encoded, self.heights
+        none = np.zeros(0, dtype=np.int64)
+
+        def loss(node: Node) -> float:
+            return float(objective(node, none, 0, table, suppressed_rows=none))
+
+        bottom = tuple(0 for _ in heights)
+        base = loss(bottom)
+        costs = []
+        for i, h in enumerate(heights):
+            levels = [loss(bottom[:i] + (level,) + bottom[i + 1 :]) - base for level in range(h + 1)]
+            costs.append(tuple(c + (base if i == 0 else 0.0) for c in levels))
+        return tuple(costs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -453,6 +477,38 @@ def formula_record(released: Table, escaped: bool = False) -> dict:
     return {"cells": count, "columns": [c for c in released.columns if c in found], "escaped": escaped}
 
 
+EXACT_SEARCHES = ("exhaustive", "ola", "bestfirst")  # exact for every objective when they complete
+
+
+def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
+    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal`, `bound` (how it
+    was proved, or why there is none) and `bound_seconds`: SPEC section 11, issue 12.
+
+    An exact search that completed proves its answer; `certify` reports its own interval; any other search
+    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
+    """
+    found = None if result.best is None else float(result.best.loss)
+    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
+    params = result.params
+    if not prepared.config.bound:
+        note, seconds = "not computed (--no-bound)", 0.0
+    elif result.algorithm in EXACT_SEARCHES and result.stopped == "complete" and found is not None:
+        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
+    elif "certified" in params:  # certify: the interval of its own loop
+        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
+        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
+                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
+    else:
+        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
+        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
+    if record["lower_bound"] is not None and found is not None:
+        record["gap"] = max(found - record["lower_bound"], 0.0)
+        record["optimal"] = record["gap"] <= 1e-12
+    record["bound"] = {"note": note}
+    record["bound_seconds"] = round(seconds, 4)
+    return record
+
+
 def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
                  released: Table) -> dict:
     """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows).
@@ -526,6 +582,7 @@ def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluatio
         "formula_cells": formula_record(released),
         "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
         "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
+        **lower_bound_record(prepared, result),
     })
 
 

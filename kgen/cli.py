@@ -27,7 +27,7 @@ from kgen import api, html_report, parallel, provenance
 from kgen import apply as applying
 from kgen import risk as risking
 from kgen import summary as summarizing
-from kgen.algorithms import make_search
+from kgen.algorithms import REGISTRY, make_search
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, same_file, write_atomic_many, write_csv
@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
     anon.add_argument("--missing", type=tokens, action="extend",
                       help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
-    anon.add_argument("--algorithm", default=Config.algorithm, help="kgen, ola, exhaustive, bestfirst or random")
+    anon.add_argument("--algorithm", default=Config.algorithm,
+                      help=f"{', '.join(sorted(REGISTRY))} (docs/search.md)")
     add_search_arguments(anon)
     anon.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
                       help="stop after this many distinct evaluations (>= 1; default: no limit)")
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
     anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast", help="class-counting kernel")
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
+    anon.add_argument("--no-bound", action="store_true",
+                      help="skip the certified lower bound of the report (docs/certify.md)")
     anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
                       help="parallel workers evaluating nodes (1: serial; -1: every usable core; capped at the "
@@ -313,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--k", type=number(int, "k"), default=5, help="k of k-anonymity")
     demo.add_argument("--suppression", type=number(float, "suppression"), default=0.01,
                       help="fraction of rows that may be suppressed")
-    demo.add_argument("--algorithm", default=Config.algorithm, help="kgen, ola, exhaustive, bestfirst or random")
+    demo.add_argument("--algorithm", default=Config.algorithm, help=f"{', '.join(sorted(REGISTRY))}")
     demo.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
     demo.add_argument("--output-dir", default="kgen-demo", help="folder for the release and its report")
     add_output_arguments(demo)
@@ -430,7 +433,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
         metric=args.metric,
         jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
-        connect_timeout=args.connect_timeout, strict=args.strict, device=args.device,
+        connect_timeout=args.connect_timeout, strict=args.strict, device=args.device, bound=not args.no_bound,
     )
     config = risking.config_with_max_risk(config, args.max_risk)
     config.check()  # option errors before touching any file

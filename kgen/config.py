@@ -48,6 +48,8 @@ class Config:
     A list field given as one string is read as comma-separated names (`qi="age,zip"`), as on the command line.
     `device`: where nodes are evaluated: "cpu" (default), "gpu" (CuPy, `pip install "kgen[gpu]"`), or "array"
     (the GPU code path on numpy, for tests); see `fitness.device_evaluator`. Results do not depend on it.
+    `bound`: add the certified lower bound (and gap) that the search's infeasible evaluations prove to the
+    report (one small integer program; docs/certify.md); False skips it.
     """
 
     qi: Sequence[str]
@@ -79,6 +81,7 @@ class Config:
     connect_timeout: float = CONNECT_TIMEOUT
     strict: bool = False
     device: str = "cpu"
+    bound: bool = True
 
     def __post_init__(self) -> None:
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters

@@ -129,6 +129,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
                              f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
                              f"{f['max_t_ordered']:.4f}", width))
+    lines += bound_line(r)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
     if r["stopped"] != "complete" and r["algorithm"] in ("exhaustive", "ola"):
@@ -136,6 +137,15 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     if output is not None:
         lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])
     return "\n".join(lines)
+
+
+def bound_line(r: dict) -> list[str]:
+    """How far from the optimum the release is, as proved by the certified lower bound (docs/certify.md)."""
+    if r.get("optimal"):
+        return ["  optimal (proved)"]
+    if r.get("gap") is not None:
+        return [f"  within {r['gap']:.4f} of the optimum (proved: {r.get('metric', 'log')} >= {r['lower_bound']:.4f})"]
+    return []
 
 
 def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequence[str], k: int,

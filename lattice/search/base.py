@@ -46,6 +46,10 @@ class Problem:
     `monotone_loss`: the loss never decreases when a level rises (exact searches may stop early on it).
     `loss_is_log`: the loss is LOG, `precision_loss(node, heights)`, known before evaluating the node (exact
     searches may visit nodes in increasing loss).
+    `level_costs`: for a separable objective other than LOG (NCP, Loss, entropy), per QI the loss of each
+    level when nothing is suppressed (the constant part folded into QI 0); the loss of a node is at least
+    their sum (a suppressed cell costs the most) and equal to it when nothing is suppressed. The certified
+    search and bound use it (lattice/search/certify.py); None when the objective has no such form.
     """
 
     evaluator: Evaluator
@@ -54,6 +58,7 @@ class Problem:
     monotone_feasibility: bool = True
     monotone_loss: bool = True
     loss_is_log: bool = False
+    level_costs: tuple[tuple[float, ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class SearchResult:
     # the evaluated node with the least LOS (then least loss, then smaller node): when nothing feasible was
     # found, the node that came closest, i.e. the fewest rows a larger suppression limit must allow
     closest: Any = None
+    infeasible: list[Node] = field(default_factory=list)  # every infeasible node evaluated (certified bounds)
 
     @property
     def exact(self) -> bool:
@@ -135,6 +141,7 @@ class Budget:
         self.problem, self.limits = problem, limits
         self.cache: dict[Node, Evaluation] = {}
         self.feasible: list[Node] = []
+        self.infeasible: list[Node] = []
         self.best: Evaluation | None = None
         self.closest: Evaluation | None = None
         self.start = time.perf_counter()
@@ -201,11 +208,14 @@ class Budget:
             self.feasible.append(node)
             if self.best is None or objective_key(e) < objective_key(self.best):
                 self.best = e
+        else:
+            self.infeasible.append(node)
 
     def result(self, algorithm: str, stopped: Stopped, trace: list[dict] | None = None,
                params: dict | None = None) -> SearchResult:
         return SearchResult(algorithm, self.best, minimal_nodes(self.feasible), self.evaluations,
-                            self.seconds, stopped, trace or [], params or {}, self.closest)
+                            self.seconds, stopped, trace or [], params or {}, closest=self.closest,
+                            infeasible=self.infeasible)
 
 
 def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
