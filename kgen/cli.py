@@ -19,6 +19,7 @@ from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, format_csv, same_file, write_atomic_many
 from kgen.hierarchies import find_in_dir
+from kgen.mondrian import command as mondrian_command
 from kgen.parallel import BACKENDS
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--algorithm", default=Config.algorithm)
     demo.add_argument("--seed", type=number(int, "seed"), default=0)
     demo.add_argument("--output-dir", default="kgen-demo")
+    mondrian_command.add_parsers(commands)  # kgen mondrian / mondrian-check (docs/mondrian.md)
     return parser
 
 
@@ -378,7 +380,8 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0 if verified.passed else 1
 
 
-COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply}
+COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply,
+            **mondrian_command.COMMANDS}
 EXIT_NO_SOLUTION = 3
 
 
