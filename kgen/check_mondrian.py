@@ -179,7 +179,8 @@ def check_part(original: pd.DataFrame, numbers: np.ndarray, release: pd.DataFram
     sizes = np.bincount(classes)
     small = sizes[classes] < k
     if small.any():
-        problems.append(f"{name}: {int(small.sum())} rows in classes smaller than k = {k} (rows {_rows(small, numbers)})")
+        problems.append(f"{name}: {int(small.sum())} rows in classes smaller than k = {k} "
+                        f"(rows {_rows(small, numbers)})")
     result.rows += len(release)
     result.classes += sizes.size
     result.dp += int(np.dot(sizes, sizes))

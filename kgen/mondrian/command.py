@@ -100,7 +100,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
                                                                       "(default 0.001)")
     run.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://host:8786")
     run.add_argument("--seed", type=_whole("seed"), default=0, help="seed of the coordinator's sample")
-    run.add_argument("--output", help="release CSV (distributed: a folder); default INPUT_mondrian.csv / INPUT_mondrian")
+    run.add_argument("--output", help="release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or "
+                                          "INPUT_mondrian")
     run.add_argument("--report", help="JSON report (default: OUTPUT.json)")
     run.add_argument("--quiet", action="store_true")
 
