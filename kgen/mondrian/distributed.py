@@ -147,12 +147,13 @@ class TaskResult:
     anonymize_seconds: float
     write_seconds: float
     worker: str = ""
+    cpu_seconds: float = 0.0
 
 
 def run_fragment(index: int, source: str, numeric: Sequence[str], condition: Condition, spec: Spec,
                  folder: str, separator: str | None = None) -> TaskResult:
     """One task: read the fragment by its condition, anonymize it, write `part-NNNNN.csv`, return metrics."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     table = Source(source)
     frame = table.read(numeric, condition)
     read = time.perf_counter() - started
@@ -166,7 +167,8 @@ def run_fragment(index: int, source: str, numeric: Sequence[str], condition: Con
     write_csv(result.release, path, separator or table.separator)
     result.release = None  # the release stays in storage; only metrics travel
     written = time.perf_counter() - started - read - anonymized
-    return TaskResult(index, result, path, read, anonymized, written, worker=os.environ.get("DASK_WORKER_NAME", ""))
+    return TaskResult(index, result, path, read, anonymized, written, worker=str(os.getpid()),
+                      cpu_seconds=time.process_time() - cpu)
 
 
 @dataclass
