@@ -194,6 +194,39 @@ def encode(qi: QI, column: pd.Series, where: str | None = None) -> Encoded:
 
 # ---------------------------------------------------------------------------------------------- partitioning
 
+def _dense(groups: int, width: int, rows: int) -> bool:
+    """Whether a (groups x width) count table is small enough (next to the rows) to beat sorting."""
+    return groups * width <= 4 * rows + 4096
+
+
+def _distinct(group: np.ndarray, code: np.ndarray, groups: int, width: int) -> np.ndarray:
+    """Per group (0..groups-1): how many distinct codes (0..width-1) its rows hold."""
+    if _dense(groups, width, group.size):
+        table = np.bincount(group * width + code, minlength=groups * width).reshape(groups, width)
+        return (table > 0).sum(axis=1)
+    pairs = np.unique(group * np.int64(width) + code)
+    return np.bincount(pairs // width, minlength=groups)
+
+
+def _medians(group: np.ndarray, code: np.ndarray, sizes: np.ndarray, width: int, rows: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group: the median code (the ((size - 1) // 2)-th smallest), the rows <= it and the rows < it.
+    A count table and its running sums when small, else one sort of (group, code) keys."""
+    groups = sizes.size
+    if _dense(groups, width, rows):
+        table = np.bincount(group * width + code, minlength=groups * width).reshape(groups, width)
+        running = np.cumsum(table, axis=1)
+        median = (running <= ((sizes - 1) // 2)[:, None]).sum(axis=1)
+        at = np.arange(groups)
+        return median, running[at, median], running[at, median] - table[at, median]
+    key = np.sort(group * np.int64(width) + code)
+    start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    base = np.arange(groups, dtype=np.int64) * width
+    median = key[start + (sizes - 1) // 2] - base
+    return (median, np.searchsorted(key, base + median, side="right") - start,
+            np.searchsorted(key, base + median, side="left") - start)
+
+
 def partition(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], sizes_of: Sequence[int],
               sensitive: np.ndarray | None, k: int, l: int) -> np.ndarray:  # noqa: E741
     """Mondrian's partitions of the rows: an id per row (0..P-1).
@@ -233,8 +266,7 @@ def partition(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], si
             if numeric_values[j] is not None:
                 score[:, j] = (numeric_values[j][hi[:, j]] - numeric_values[j][lo[:, j]]) / full[j]
             else:
-                pairs = np.unique(seg * width + block[:, j])
-                score[:, j] = np.bincount(pairs // width, minlength=count) / full[j]
+                score[:, j] = _distinct(seg, block[:, j].astype(np.int64), count, int(width)) / full[j]
         can = hi > lo
         score = np.where(can, score, -1.0)
         ranking = np.argsort(-score, axis=1, kind="stable")  # ties: the QI listed first
@@ -250,23 +282,19 @@ def partition(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], si
             rows = candidate[seg]
             rseg = seg[rows]
             rcode = block[rows, j[rseg]].astype(np.int64)
-            key = np.sort(rseg * width + rcode)
             csize = sizes[cseg]
-            cstart = np.concatenate(([0], np.cumsum(csize)[:-1]))
-            base = cseg * width
-            median = key[cstart + (csize - 1) // 2] - base
-            left = np.searchsorted(key, base + median, side="right") - cstart
+            position = np.full(count, -1, dtype=np.int64)
+            position[cseg] = np.arange(cseg.size)
+            rpos = position[rseg]
+            median, left, below = _medians(rpos, rcode, csize, int(width), active.size)
             whole = left == csize  # the median is the maximum: cut just below it
-            left = np.where(whole, np.searchsorted(key, base + median, side="left") - cstart, left)
+            left = np.where(whole, below, left)
             cut = np.where(whole, median - 1, median)
             ok = (left >= k) & (csize - left >= k)
             if use_l and ok.any():
-                position = np.full(count, -1, dtype=np.int64)
-                position[cseg] = np.arange(cseg.size)
-                rpos = position[rseg]
                 side = rcode > cut[rpos]
-                pairs = np.unique((rpos * 2 + side) * s_size + sensitive[active[rows]])
-                distinct = np.bincount(pairs // s_size, minlength=2 * cseg.size).reshape(-1, 2)
+                groups = rpos * 2 + side
+                distinct = _distinct(groups, sensitive[active[rows]], 2 * cseg.size, int(s_size)).reshape(-1, 2)
                 ok &= (distinct >= l).all(axis=1)
             chosen[cseg[ok]] = j[cseg[ok]]
             threshold[cseg[ok]] = cut[ok]
