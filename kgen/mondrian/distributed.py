@@ -151,8 +151,9 @@ class TaskResult:
 
 
 def run_fragment(index: int, source: str, numeric: Sequence[str], condition: Condition, spec: Spec,
-                 folder: str, separator: str | None = None) -> TaskResult:
-    """One task: read the fragment by its condition, anonymize it, write `part-NNNNN.csv`, return metrics."""
+                 folder: str | None, separator: str | None = None) -> TaskResult:
+    """One task: read the fragment by its condition, anonymize it, write `part-NNNNN.csv` into `folder` (None:
+    write nothing, for experiments that only need the metrics), return metrics."""
     started, cpu = time.perf_counter(), time.process_time()
     table = Source(source)
     frame = table.read(numeric, condition)
@@ -163,8 +164,9 @@ def run_fragment(index: int, source: str, numeric: Sequence[str], condition: Con
         raise NoSolutionError(f"{error.message} (the fragment is too small: use fewer workers or a larger "
                               "sample)", file=f"fragment {index} of {source}") from None
     anonymized = time.perf_counter() - started - read
-    path = str(Path(folder) / f"part-{index:05d}.csv")
-    write_csv(result.release, path, separator or table.separator)
+    path = str(Path(folder) / f"part-{index:05d}.csv") if folder is not None else ""
+    if folder is not None:
+        write_csv(result.release, path, separator or table.separator)
     result.release = None  # the release stays in storage; only metrics travel
     written = time.perf_counter() - started - read - anonymized
     return TaskResult(index, result, path, read, anonymized, written, worker=str(os.getpid()),
@@ -214,7 +216,7 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
     started = time.perf_counter()
     table = Source(source)
     qis = [q.name for q in spec.qis]
-    frame = table.sample(sample, minimum=2 * workers, seed=seed, columns=qis, numeric=numeric)
+    frame = table.sample(sample, minimum=workers, seed=seed, columns=qis, numeric=numeric)
     conditions = fragment_conditions(frame, spec, workers, partitioning)
     planned = time.perf_counter()
     own = client is None
@@ -241,14 +243,17 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
         "total": done - started, "total_without_cluster_start": done - started - (opened - planned)})
 
 
-def run_serial(source: str, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
+def run_serial(source: str, spec: Spec, numeric: Sequence[str], folder: str | None, fragments: int,
                partitioning: str = "multidim", sample: float = 0.001, seed: int = 0) -> Run:
     """The same fragments and tasks, one after another in this process: identical releases and metrics to
     `run_distributed` (the experiments use it for information loss; per-task times predict a cluster)."""
     started = time.perf_counter()
     table = Source(source)
-    frame = table.sample(sample, minimum=2 * fragments, seed=seed, columns=[q.name for q in spec.qis],
+    frame = table.sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
                          numeric=numeric)
     conditions = fragment_conditions(frame, spec, fragments, partitioning)
+    planned = time.perf_counter()
     tasks = [run_fragment(i, source, list(numeric), c, spec, folder) for i, c in enumerate(conditions)]
-    return Run(conditions, tasks, len(frame), {"total": time.perf_counter() - started})
+    done = time.perf_counter()
+    return Run(conditions, tasks, len(frame), {"plan": planned - started, "tasks": done - planned,
+                                               "total": done - started})

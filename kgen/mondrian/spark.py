@@ -21,7 +21,7 @@ from kgen.mondrian.storage import Source
 def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
               partitioning: str = "multidim", sample: float = 0.001, seed: int = 0) -> Run:
     """Distributed Mondrian with `spark` (a SparkSession) as the engine; parts are written into `folder`."""
-    frame = Source(source).sample(sample, minimum=2 * fragments, seed=seed, columns=[q.name for q in spec.qis],
+    frame = Source(source).sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
                                   numeric=numeric)
     conditions = fragment_conditions(frame, spec, fragments, partitioning)
     numeric = list(numeric)
