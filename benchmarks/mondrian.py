@@ -27,10 +27,10 @@ from kgen.mondrian.distributed import run_distributed
 from kgen.mondrian.storage import Source
 
 
-def poker_csv(folder: Path, rows: int, seed: int = 0) -> Path:
-    path = folder / f"poker-{rows}-{seed}.csv"
+def poker_table(folder: Path, rows: int, fmt: str, seed: int = 0) -> Path:
+    path = folder / f"poker-{rows}-{seed}.{fmt}"
     if not path.exists():
-        poker.write_csv(path, rows=rows, seed=seed)
+        (poker.write_csv if fmt == "csv" else poker.write_parquet)(path, rows=rows, seed=seed)
     return path
 
 
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--l", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", choices=["csv", "parquet"], default="csv", help="how the table is stored")
     parser.add_argument("--data", default=None, help="folder to keep the generated table in (default: temp)")
     parser.add_argument("--output", default=None, help="folder for mondrian_benchmark.json")
     args = parser.parse_args(argv)
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="kgen-mondrian-bench-"))
     data = Path(args.data) if args.data else work
     data.mkdir(parents=True, exist_ok=True)
-    source = poker_csv(data, args.rows)
+    source = poker_table(data, args.rows, args.format)
     spec = build_spec(Source(source), list(poker.QIS), args.k, args.l, "CLASS")
     numeric = numeric_columns(spec)
     started = time.perf_counter()
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> dict:
         cluster.close()
         shutil.rmtree(work, ignore_errors=True)
     out = {
-        "rows": args.rows, "workers": args.workers, "partitioning": args.partitioning, "sample": args.sample,
+        "rows": args.rows, "format": args.format, "load_average": list(__import__("os").getloadavg()),
+        "workers": args.workers, "partitioning": args.partitioning, "sample": args.sample,
         "k": args.k, "l": args.l, "repeat": args.repeat, "cluster_start_seconds": cluster_start,
         "centralized": central, "distributed": dist,
         "median": {"centralized_wall": statistics.median(c["wall"] for c in central),
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"{m['centralized_wall'] / m['distributed_wall']:.2f}x; cluster start {cluster_start:.2f} s (apart)")
     if args.output:
         Path(args.output).mkdir(parents=True, exist_ok=True)
-        (Path(args.output) / "benchmark.json").write_text(json.dumps(out, indent=2) + "\n")
+        (Path(args.output) / f"benchmark_{args.format}.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 

@@ -57,6 +57,9 @@ def read_text_table(path: str | os.PathLike) -> pd.DataFrame:
     target = Path(path)
     if not target.is_file():
         raise InputError("file not found", file=str(path))
+    if target.suffix.lower() in (".parquet", ".pq"):
+        frame = pd.read_parquet(target)
+        return pd.DataFrame({c: frame[c].astype(str).astype(object) for c in frame.columns})
     return pd.read_csv(target, sep=_separator(target), dtype=str, keep_default_na=False, encoding="utf-8-sig")
 
 

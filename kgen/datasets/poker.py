@@ -85,6 +85,15 @@ def generate(rows: int = ROWS, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(data, columns=list(COLUMNS))
 
 
+def write_parquet(path: str | os.PathLike, rows: int = ROWS, seed: int = 0) -> Path:
+    """Write `generate(rows, seed)` as a Parquet file (row groups of 100,000 hands)."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    generate(rows, seed).to_parquet(temporary, index=False, row_group_size=100_000)
+    os.replace(temporary, target)
+    return target
+
+
 def write_csv(path: str | os.PathLike, rows: int = ROWS, seed: int = 0) -> Path:
     """Write `generate(rows, seed)` as a comma-separated file with a header (UCI's column names)."""
     target = Path(path)

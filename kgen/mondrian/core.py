@@ -307,11 +307,28 @@ def partition(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], si
         active, seg, block = active[keep], seg[keep], block[keep]
         side = block[np.arange(active.size), chosen[seg]] > threshold[seg]
         halves = seg * 2 + side
-        order = np.argsort(halves, kind="stable")
-        active = active[order]
         sizes = np.bincount(halves, minlength=2 * count)
+        active = active[_stable_order(halves, side, sizes)]
         sizes = sizes[sizes > 0]
     return part
+
+
+def _stable_order(halves: np.ndarray, side: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """`np.argsort(halves, kind="stable")` in O(n), for rows grouped by segment (halves = 2 * segment + side,
+    `sizes` the count of every half): a row goes to its half's start plus the number of earlier rows of the
+    same side in its segment."""
+    if halves.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    right = side.astype(np.int64)
+    seen_right = np.cumsum(right) - right  # rows of each side before this row, over all segments
+    seen_left = np.arange(halves.size) - seen_right
+    first = np.flatnonzero(np.concatenate(([True], (halves[1:] >> 1) != (halves[:-1] >> 1))))
+    segment = np.repeat(np.arange(first.size), np.diff(np.append(first, halves.size)))
+    before = np.where(side, seen_right - seen_right[first][segment], seen_left - seen_left[first][segment])
+    order = np.empty(halves.size, dtype=np.int64)
+    order[start[halves] + before] = np.arange(halves.size)
+    return order
 
 
 # ---------------------------------------------------------------------------------------------- generalization
@@ -428,8 +445,9 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
         raise NoSolutionError(f"{n} rows with {distinct_s} distinct sensitive values cannot be {spec.k}-anonymous "
                               f"and {spec.l}-diverse", file=where)
     encoded = [encode(q, frame[q.name], where) for q in spec.qis]
-    codes = np.stack([e.codes.astype(np.int32) for e in encoded], axis=1) if n else np.zeros((0, len(spec.qis)),
-                                                                                               dtype=np.int32)
+    small = np.min_scalar_type(-max([e.size for e in encoded] + [1]))  # int8 for Poker: less memory traffic
+    codes = np.stack([e.codes.astype(small) for e in encoded], axis=1) if n else np.zeros((0, len(spec.qis)),
+                                                                                          dtype=small)
     part = partition(codes, [e.values for e in encoded], [e.size for e in encoded], sensitive, spec.k, spec.l)
     parts = int(part.max()) + 1 if n else 0
     sizes = np.bincount(part, minlength=parts)

@@ -120,16 +120,22 @@ class Source:
                numeric: Iterable[str] = ()) -> pd.DataFrame:
         """A uniform random sample of max(ceil(fraction * rows), minimum) rows (at most all), read batch by batch
         so the coordinator never holds more than one batch of the table."""
-        rows = self.count_rows()
-        size = min(rows, max(math.ceil(fraction * rows), minimum))
-        chosen = np.sort(np.random.default_rng(seed).choice(rows, size=size, replace=False))
-        parts, offset = [], 0
-        for batch in self.dataset(numeric).to_batches(columns=list(columns)):
-            end = offset + batch.num_rows
-            lo, hi = np.searchsorted(chosen, [offset, end])
-            if hi > lo:
-                parts.append(batch.take(chosen[lo:hi] - offset).to_pandas())
-            offset = end
+        import pyarrow as pa
+
+        try:
+            rows = self.count_rows()
+            size = min(rows, max(math.ceil(fraction * rows), minimum))
+            chosen = np.sort(np.random.default_rng(seed).choice(rows, size=size, replace=False))
+            parts, offset = [], 0
+            for batch in self.dataset(numeric).to_batches(columns=list(columns)):
+                end = offset + batch.num_rows
+                lo, hi = np.searchsorted(chosen, [offset, end])
+                if hi > lo:
+                    parts.append(batch.take(chosen[lo:hi] - offset).to_pandas())
+                offset = end
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise InputError(f"cannot be read as a table: {str(error).splitlines()[0][:200]}",
+                             file=self.source) from None
         frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
         for column in frame.columns:
             if column not in set(numeric) and frame[column].dtype != object:
