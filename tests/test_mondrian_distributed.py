@@ -149,3 +149,16 @@ def test_spark_runner_matches_the_serial_run(tmp_path, table, spec):
                           summary(spec, [t.result for t in serial.tasks])["ncp"])
     finally:
         session.stop()
+
+
+def test_parquet_storage_gives_the_same_fragments_and_release_as_csv(tmp_path, table, spec):
+    parquet = tmp_path / "poker.parquet"
+    pd.read_csv(table).to_parquet(parquet, index=False, row_group_size=5000)
+    runs = []
+    for source, name in ((table, "csv"), (parquet, "parquet")):
+        (tmp_path / name).mkdir()
+        runs.append(run_serial(str(source), spec, numeric_columns(spec), str(tmp_path / name), 3, "multidim", 0.01,
+                               seed=4))
+    assert runs[0].conditions == runs[1].conditions
+    for a, b in zip(runs[0].tasks, runs[1].tasks):
+        assert pd.read_csv(a.path, dtype=str).equals(pd.read_csv(b.path, dtype=str))

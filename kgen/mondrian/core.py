@@ -135,6 +135,31 @@ class FragmentResult:
         return {q: (v / units[q] if units[q] > 0 else 0.0) for q, v in self.ncp_raw.items()}
 
 
+# ---------------------------------------------------------------------------------------------- memory
+
+_TUNED = False
+
+
+def tune_malloc() -> None:
+    """Let glibc keep freed memory for reuse: each recursion depth allocates and frees arrays of n elements,
+    and with glibc's 128 KiB mmap threshold (pinned there by Dask's MALLOC_TRIM_THRESHOLD_ in its workers)
+    every one is a fresh mmap whose pages fault in again: measured on a 540,000-row Poker fragment, 1.3 s of
+    system time in a Dask worker against 0.2 s with these settings. No-op off glibc."""
+    global _TUNED
+    if _TUNED:
+        return
+    _TUNED = True
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(-3, 32 * 1024 * 1024)  # M_MMAP_THRESHOLD: arrays below 32 MiB come from the heap
+        libc.mallopt(-1, 256 * 1024 * 1024)  # M_TRIM_THRESHOLD: keep up to 256 MiB of freed heap
+    except (OSError, AttributeError):
+        pass
+
+
 # ---------------------------------------------------------------------------------------------- encoding
 
 def number_label(value: float) -> str:
@@ -430,6 +455,7 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
     values (no partition of it can satisfy the model)."""
     import time
 
+    tune_malloc()
     started = time.perf_counter()
     n = len(frame)
     for column in [q.name for q in spec.qis] + ([spec.sensitive] if spec.sensitive else []):
