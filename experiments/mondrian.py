@@ -129,12 +129,16 @@ def figure11(source: Path, ks: Sequence[int], runs: int, work: Path, rows: int) 
 
 
 def figure11_table(records: list[dict], rows: int) -> str:
+    """Figure 11 as markdown: mean ± standard deviation (the variance is its square; the paper's ± values have
+    the magnitude of a standard deviation: a variance of DP across runs is of order 1e8)."""
     scale = 1_000_000 / rows
     lines = []
     for k in sorted({r["k"] for r in records}):
         central = next(r for r in records if r["k"] == k and r["setting"] == "centralized")
         paper = PAPER.get(k, {})
-        lines += [f"### k = {k}, l = 2 ({rows:,} hands{'' if scale == 1 else f'; paper figures x {1 / scale:g}'})",
+        runs = max(r["run"] for r in records if r["k"] == k) + 1
+        lines += [f"### k = {k}, l = 2 ({rows:,} hands{'' if scale == 1 else f'; paper figures x {1 / scale:g}'}; "
+                  f"mean ± standard deviation over {runs} run(s); fr. = fragments of the first run)",
                   "",
                   "| sample | partitioning | DP, 5 workers | DP, 10 workers | NCP, 5 workers | NCP, 10 workers | "
                   "paper DP 5 / 10 | paper NCP 5 / 10 |",
@@ -149,7 +153,7 @@ def figure11_table(records: list[dict], rows: int) -> str:
                         continue
                     for metric in ("dp", "ncp"):
                         values = np.array([r[metric] for r in rs], dtype=float)
-                        cells[(metric, workers)] = (f"{fmt(values.mean())} ± {fmt(values.var())} "
+                        cells[(metric, workers)] = (f"{fmt(values.mean())} ± {fmt(values.std())} "
                                                     f"({rs[0]['fragments']} fr.)")
                 if not cells:
                     continue
