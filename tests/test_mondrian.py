@@ -338,3 +338,16 @@ def test_interval_on_a_text_column_names_the_value(tmp_path):
     source.write_text("a,s\n1,x\nfoo,y\n")
     with pytest.raises(InputError, match="'foo' is not a number"):
         build_spec(Source(source), ["a"], 1, 1, "s", "interval")
+
+
+def test_linear_split_placement_equals_a_stable_sort():
+    from kgen.mondrian.core import _stable_order
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        segments = int(rng.integers(1, 6))
+        seg = np.sort(rng.integers(0, segments, size=int(rng.integers(1, 40))))
+        side = rng.random(seg.size) < 0.5
+        halves = seg * 2 + side
+        order = _stable_order(halves, side, np.bincount(halves, minlength=2 * segments))
+        assert (order == np.argsort(halves, kind="stable")).all()
