@@ -351,3 +351,13 @@ def test_linear_split_placement_equals_a_stable_sort():
         halves = seg * 2 + side
         order = _stable_order(halves, side, np.bincount(halves, minlength=2 * segments))
         assert (order == np.argsort(halves, kind="stable")).all()
+
+
+def test_registering_the_commands_needs_neither_pandas_nor_pyarrow():
+    code = ("import sys, kgen.cli; "
+            "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+    from kgen.mondrian import command, core, distributed
+
+    assert command.STRATEGIES == core.STRATEGIES and command.PARTITIONINGS == distributed.PARTITIONINGS

@@ -15,14 +15,18 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kgen.check_mondrian import check_release
 from kgen.csvio import check_target, same_file, write_atomic
-from kgen.mondrian import build_spec, numeric_columns
-from kgen.mondrian.core import STRATEGIES, Spec, anonymize_fragment, summary
-from kgen.mondrian.distributed import PARTITIONINGS, run_distributed
-from kgen.mondrian.storage import Source, describe, write_csv
 from lattice.errors import InputError
+
+if TYPE_CHECKING:
+    from kgen.mondrian.core import Spec
+
+# the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
+# neither pandas nor pyarrow (tests/test_mondrian.py checks they agree)
+STRATEGIES = ("hierarchy", "prefix", "set", "interval")
+PARTITIONINGS = ("quantile", "multidim")
 
 
 class ReleaseCheckFailed(InputError):
@@ -142,6 +146,12 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
 
 
 def run_mondrian(args: argparse.Namespace) -> int:
+    from kgen.check_mondrian import check_release
+    from kgen.mondrian.api import build_spec, numeric_columns
+    from kgen.mondrian.core import anonymize_fragment, summary
+    from kgen.mondrian.distributed import run_distributed
+    from kgen.mondrian.storage import Source, describe
+
     distributed = args.workers is not None
     if distributed and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -225,6 +235,9 @@ def _found(folder: str | None, column: str) -> str | None:
 def _publish_file(release, output: Path, report: Path, body: dict, separator: str, original: str,
                   check: dict) -> None:
     """Write the release to a temporary file, check it independently, then rename release and report."""
+    from kgen.check_mondrian import check_release
+    from kgen.mondrian.storage import write_csv
+
     temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:
         write_csv(release, temporary, separator)
@@ -254,6 +267,8 @@ def describe_run(body: dict, output: Path, report: Path) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from kgen.check_mondrian import check_release
+
     strategies = strategies_of(args.generalization) or {}
     if "*" in strategies:
         every = strategies.pop("*")
