@@ -33,6 +33,7 @@ from kgen.config import Config
 from kgen.csvio import check_target, same_file, write_atomic_many, write_csv
 from kgen.formulas import escape
 from kgen.hierarchies import find_in_dir
+from kgen.mondrian import command as mondrian_command
 from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_csv
@@ -320,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
     demo.add_argument("--output-dir", default="kgen-demo", help="folder for the release and its report")
     add_output_arguments(demo)
+    mondrian_command.add_parsers(commands)  # kgen mondrian / mondrian-check (docs/mondrian.md)
     return parser
 
 
@@ -633,7 +635,7 @@ def run_risk(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"anonymize": run_anonymize, "check": run_check, "demo": run_demo, "apply": run_apply,
-            "risk": run_risk, "report": run_report}
+            "risk": run_risk, "report": run_report, **mondrian_command.COMMANDS}
 EXIT_NO_SOLUTION = 3
 
 

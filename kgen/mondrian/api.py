@@ -1,0 +1,111 @@
+"""Mondrian's Python API: build a run's Spec from a stored table, and centralized Mondrian on a file."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
+from kgen.mondrian.storage import Source, write_csv
+from lattice.errors import InputError
+
+PEEK_ROWS = 10_000
+
+
+def load_tree(path: str | os.PathLike, column: str) -> Tree:
+    """A hierarchy in ARX's CSV format (read and validated by kgen.hierarchies), as Mondrian's ordered tree."""
+    from kgen.hierarchies import load_arx
+
+    hierarchy = load_arx(path, column)
+    return Tree.from_paths(list(hierarchy.paths.values()))
+
+
+def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
+    """The first rows of the table as text (to tell numeric QIs from categorical ones)."""
+    if source.format == "parquet":
+        import pyarrow.parquet as pq
+
+        batch = next(pq.ParquetFile(source.files[0]).iter_batches(batch_size=PEEK_ROWS, columns=list(columns)),
+                     None)
+        frame = batch.to_pandas() if batch is not None else pd.DataFrame(columns=list(columns))
+        return frame.astype(str)
+    return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
+                       usecols=list(columns), encoding="utf-8-sig")
+
+
+def _is_numeric(values: pd.Series) -> bool:
+    if values.empty:
+        return False
+    return bool(pd.to_numeric(values, errors="coerce").notna().all())
+
+
+def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive: str | None = None,  # noqa: E741
+               strategies: str | Mapping[str, str] | None = None,
+               hierarchies: Mapping[str, str | os.PathLike] | None = None, hierarchy_dir: str | None = None,
+               identifiers: Sequence[str] = ()) -> Spec:
+    """The Spec of a run: per QI its generalization (given, else hierarchy when a hierarchy is given,
+    interval for numbers, set otherwise) and its order (the hierarchy's leaves, numbers, or text)."""
+    hierarchies = dict(hierarchies or {})
+    for column in list(qis) + ([sensitive] if sensitive else []) + list(identifiers):
+        if column not in source.columns:
+            raise InputError(f"unknown column {column!r}; the table has: {', '.join(source.columns)}",
+                             file=source.source, column=column)
+    for column in hierarchies:
+        if column not in qis:
+            raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier (--qi)",
+                             column=column)
+    if isinstance(strategies, str):
+        strategies = {q: strategies for q in qis}
+    strategies = dict(strategies or {})
+    for column in strategies:
+        if column not in qis:
+            raise InputError(f"a generalization is given for {column!r}, which is not a quasi-identifier (--qi)",
+                             column=column)
+    peek = _peek(source, qis)
+    out = []
+    for column in qis:
+        path = hierarchies.get(column)
+        if path is None and hierarchy_dir is not None:
+            from kgen.hierarchies import find_in_dir
+
+            found = find_in_dir(hierarchy_dir, column)
+            path = str(found) if found else None
+        tree = load_tree(path, column) if path is not None else None
+        numeric = _is_numeric(peek[column])
+        strategy = strategies.get(column) or ("hierarchy" if tree else "interval" if numeric else "set")
+        if strategy not in STRATEGIES:
+            raise InputError(f"unknown generalization {strategy!r}; choose {', '.join(STRATEGIES)}", column=column)
+        if strategy == "interval" and not numeric:
+            bad = next((v for v in peek[column] if pd.isna(pd.to_numeric(v, errors="coerce"))), "")
+            raise InputError(f"value {str(bad)[:40]!r} is not a number; the interval generalization needs numbers "
+                             "(use --generalization set or prefix)", file=source.source, column=column,
+                             value=str(bad))
+        order = "hierarchy" if tree is not None and strategy != "interval" else "number" if numeric else "string"
+        out.append(QI(column, strategy, order, tree))
+    spec = Spec(tuple(out), int(k), int(l), sensitive, tuple(identifiers))
+    validate(spec)
+    return spec
+
+
+def numeric_columns(spec: Spec) -> list[str]:
+    return [q.name for q in spec.qis if q.numeric]
+
+
+def anonymize_file(source: str | os.PathLike, spec: Spec, output: str | os.PathLike | None = None
+                   ) -> tuple[FragmentResult, dict[str, float]]:
+    """Centralized Mondrian on a stored table: read it, anonymize it as one fragment, write the release (when
+    `output` is given). Returns the result and the read / anonymize / write seconds."""
+    table = Source(source)
+    started = time.perf_counter()
+    frame = table.read(numeric_columns(spec))
+    read = time.perf_counter() - started
+    result = anonymize_fragment(frame, spec, where=str(source))
+    anonymized = time.perf_counter() - started - read
+    if output is not None:
+        write_csv(result.release, Path(output), table.separator)
+    written = time.perf_counter() - started - read - anonymized
+    return result, {"read": read, "anonymize": anonymized, "write": written, "total": read + anonymized + written}

@@ -1,0 +1,191 @@
+"""Reading a table (or one fragment of it) straight from storage, and writing release partitions.
+
+Why pyarrow datasets: a worker must read only its own fragment, by the condition the coordinator sent,
+without the table passing through the coordinator (paper section 4.2). `pyarrow.dataset` scans a CSV file, a
+glob of CSV files or Parquet files/folders with the condition pushed into the scan (Parquet row groups whose
+statistics exclude it are skipped), in file order, and parses CSV in C: numeric QIs come back as float64,
+every other column as text, exactly as written.
+
+A condition is a list of clauses, all of which a row must meet (JSON-friendly, saved in the report so the
+independent checker can re-derive each fragment from the original file):
+  {"column": c, "op": "<=" | ">", "value": v, "order": "number" | "string"}   (numbers or text order)
+  {"column": c, "op": "in", "values": [...]}                                   (hierarchy leaves)
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kgen.csvio import detect_separator
+from lattice.errors import InputError
+
+Clause = dict
+Condition = list
+
+
+def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
+    """The files of a source (a file, a glob, or a folder of .csv or .parquet files) and their format."""
+    text = str(source)
+    if any(ch in text for ch in "*?["):
+        files = sorted(glob.glob(text))
+    elif Path(text).is_dir():
+        files = sorted(str(p) for p in Path(text).iterdir() if p.suffix.lower() in (".csv", ".parquet", ".pq"))
+    elif Path(text).is_file():
+        files = [text]
+    else:
+        raise InputError("file not found", file=text)
+    if not files:
+        raise InputError("matches no .csv or .parquet file", file=text)
+    kinds = {"parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" for f in files}
+    if len(kinds) > 1:
+        raise InputError("mixes CSV and Parquet files; give one kind", file=text)
+    return files, kinds.pop()
+
+
+def csv_header(path: str) -> tuple[list[str], str]:
+    """The header's column names and the separator (`,` or `;`, as kgen detects it)."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            head = handle.read(1 << 16)
+    except OSError as error:
+        raise InputError(f"cannot be read: {error.strerror or error}", file=path) from None
+    first = head.splitlines()[0] if head else ""
+    if not first:
+        raise InputError("is empty: expected a header row", file=path)
+    separator = detect_separator(head)
+    import csv
+
+    return next(csv.reader([first], delimiter=separator)), separator
+
+
+class Source:
+    """A table in storage: its files, format, columns and (CSV) separator."""
+
+    def __init__(self, source: str | os.PathLike) -> None:
+        self.source = str(source)
+        self.files, self.format = files_of(source)
+        if self.format == "csv":
+            self.columns, self.separator = csv_header(self.files[0])
+        else:
+            import pyarrow.parquet as pq
+
+            self.columns, self.separator = list(pq.read_schema(self.files[0]).names), ","
+
+    def dataset(self, numeric: Iterable[str] = ()):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        import pyarrow.dataset as ds
+
+        numeric = set(numeric)
+        if self.format == "parquet":
+            return ds.dataset(self.files, format="parquet")
+        types = {c: pa.float64() if c in numeric else pa.string() for c in self.columns}
+        fmt = ds.CsvFileFormat(
+            parse_options=pacsv.ParseOptions(delimiter=self.separator, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False),
+            read_options=pacsv.ReadOptions(block_size=1 << 24))
+        return ds.dataset(self.files, format=fmt)
+
+    def read(self, numeric: Iterable[str] = (), condition: Condition | None = None,
+             columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The rows meeting `condition` (all rows when None), in file order, as a DataFrame: numeric QIs as
+        float64, other columns as text."""
+        import pyarrow as pa
+
+        numeric = set(numeric)
+        try:
+            table = self.dataset(numeric).to_table(columns=list(columns) if columns else None,
+                                                   filter=expression(condition) if condition else None)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise InputError(f"cannot be read as a table: {str(error).splitlines()[0][:200]}",
+                             file=self.source) from None
+        frame = table.to_pandas()
+        for column in frame.columns:
+            if column not in numeric and frame[column].dtype != object:
+                frame[column] = frame[column].astype(str).astype(object)
+        return frame
+
+    def count_rows(self) -> int:
+        return int(self.dataset().count_rows())
+
+    def sample(self, fraction: float, minimum: int, seed: int, columns: Sequence[str],
+               numeric: Iterable[str] = ()) -> pd.DataFrame:
+        """A uniform random sample of max(ceil(fraction * rows), minimum) rows (at most all), read batch by batch
+        so the coordinator never holds more than one batch of the table."""
+        import pyarrow as pa
+
+        try:
+            rows = self.count_rows()
+            size = min(rows, max(math.ceil(fraction * rows), minimum))
+            chosen = np.sort(np.random.default_rng(seed).choice(rows, size=size, replace=False))
+            parts, offset = [], 0
+            for batch in self.dataset(numeric).to_batches(columns=list(columns)):
+                end = offset + batch.num_rows
+                lo, hi = np.searchsorted(chosen, [offset, end])
+                if hi > lo:
+                    parts.append(batch.take(chosen[lo:hi] - offset).to_pandas())
+                offset = end
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise InputError(f"cannot be read as a table: {str(error).splitlines()[0][:200]}",
+                             file=self.source) from None
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
+        for column in frame.columns:
+            if column not in set(numeric) and frame[column].dtype != object:
+                frame[column] = frame[column].astype(str).astype(object)
+        return frame
+
+
+def expression(condition: Condition):
+    """The pyarrow filter expression of a condition (a conjunction of clauses)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    out = None
+    for clause in condition:
+        field = ds.field(clause["column"])
+        if clause["op"] == "in":
+            term = field.isin(pa.array(clause["values"], type=pa.string()))
+        else:
+            value = float(clause["value"]) if clause["order"] == "number" else str(clause["value"])
+            if clause["order"] == "number":
+                field = field.cast(pa.float64())
+            term = field <= value if clause["op"] == "<=" else field > value
+        out = term if out is None else out & term
+    return out
+
+
+def describe(condition: Condition) -> str:
+    """A condition as text, as the paper writes it: (Age <= 38) AND (Country IN {Italy, France})."""
+    if not condition:
+        return "(all rows)"
+    terms = []
+    for c in condition:
+        if c["op"] == "in":
+            shown = ", ".join(c["values"][:6]) + (", ..." if len(c["values"]) > 6 else "")
+            terms.append(f"({c['column']} IN {{{shown}}})")
+        else:
+            terms.append(f"({c['column']} {c['op']} {c['value']})")
+    return " AND ".join(terms)
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike, separator: str = ",") -> None:
+    """Write a release partition through a temporary file and a rename (never a partial file)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    table = pa.Table.from_pandas(frame.astype(str), preserve_index=False)
+    try:
+        pacsv.write_csv(table, temporary, pacsv.WriteOptions(delimiter=separator, quoting_style="needed"))
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
