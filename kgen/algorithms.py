@@ -7,10 +7,13 @@ from collections.abc import Callable, Mapping
 from lattice.errors import InputError
 from lattice.search.base import Search
 from lattice.search.bestfirst import BestFirst
+from lattice.search.datafly import Datafly
 from lattice.search.exhaustive import Exhaustive
+from lattice.search.incognito import Incognito
 from lattice.search.kgen_ga import KGen
 from lattice.search.ola import OLA
 from lattice.search.random_search import RandomSearch
+from lattice.search.samarati import Samarati
 
 REGISTRY: dict[str, Callable[..., Search]] = {
     "exhaustive": Exhaustive,
@@ -18,6 +21,9 @@ REGISTRY: dict[str, Callable[..., Search]] = {
     "kgen": KGen,
     "ola": OLA,
     "random": RandomSearch,
+    "samarati": Samarati,
+    "incognito": Incognito,
+    "datafly": Datafly,
 }
 
 
