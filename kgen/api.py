@@ -17,7 +17,7 @@ from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_div
 from fitness.objective import Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
-from kgen.algorithms import make_search
+from kgen.algorithms import CUT_POINT, make_search
 from kgen.config import Config
 from kgen.table import Table, as_table
 from lattice.box import Box
@@ -141,6 +141,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
+    if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
+        from kgen.koptimize import with_cut_points  # noqa: PLC0415 (kgen.koptimize imports this module)
+
+        config = with_cut_points(table, config)
     tokens = tuple(config.missing)
     hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
     for column in config.qi:
