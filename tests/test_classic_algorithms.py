@@ -299,3 +299,17 @@ def test_cli_release_of_each_classic_algorithm_passes_kgen_check(name: str, tmp_
     assert code == 0
     check = check_k_anonymity(read_csv(output), ["age", "zip", "sex"], 3, 0.02)
     assert check.passed and check.smallest_class >= 3
+
+
+@pytest.mark.parametrize("name", ["samarati", "incognito", "datafly"])
+def test_classic_searches_give_the_same_result_with_parallel_workers(name: str) -> None:
+    rng = random.Random(3)
+    columns = {"age": [str(rng.randint(20, 60)) for _ in range(150)],
+               "zip": [str(rng.randint(10000, 10030)) for _ in range(150)],
+               "sex": [rng.choice("MF") for _ in range(150)]}
+    serial = api.anonymize(columns, Config(qi=list(columns), k=3, suppression=0.02, algorithm=name))
+    threaded = api.anonymize(columns, Config(qi=list(columns), k=3, suppression=0.02, algorithm=name, jobs=2,
+                                             backend="threading"))
+    assert threaded.evaluation.node == serial.evaluation.node
+    assert threaded.search.minimal == serial.search.minimal
+    assert threaded.search.evaluations == serial.search.evaluations
