@@ -63,14 +63,14 @@ class CutPointOracle:
     """
 
     def __init__(self, ranks: np.ndarray, weights: np.ndarray, domains: list[int], k: int,
-                 max_suppressed: int, memo: int = 4096) -> None:
+                 max_suppressed: int, memo_bytes: int = 64 << 20) -> None:
         self.ranks, self.weights, self.domains = ranks, weights.astype(np.int64), domains
         self.k, self.max_suppressed = k, max_suppressed
         self.n = int(self.weights.sum())
         self.item_list = items_of(domains)
         self.items = len(self.item_list)
         self._memo: OrderedDict[frozenset[int], np.ndarray] = OrderedDict()
-        self._memo_size = memo
+        self._memo_size = max(16, memo_bytes // (8 * max(1, len(weights))))  # class sizes kept, bounded in bytes
 
     def cuts_by_qi(self, cuts: frozenset[int]) -> list[list[int]]:
         """The chosen ranks (each starts an interval) per QI, sorted."""

@@ -178,11 +178,11 @@ def test_incognito_finds_exactly_exhaustives_minimal_nodes_and_optimum(case):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_tables(), st.sampled_from([1, 2, 256]))
-def test_samarati_returns_every_k_minimal_node_of_the_lowest_feasible_height(case, batch):
+@given(small_tables(), st.sampled_from([1, 2, 256]), st.booleans())
+def test_samarati_returns_every_k_minimal_node_of_the_lowest_feasible_height(case, batch, climb):
     columns, config = case
     prepared = api.prepare(columns, config)
-    samarati = Samarati(batch=batch).run(prepared.problem(), Limits())
+    samarati = Samarati(batch=batch, climb=climb).run(prepared.problem(), Limits())
     exhaustive = Exhaustive().run(prepared.problem(), Limits())
     lowest = min(height(n) for n in exhaustive.minimal)
     assert samarati.stopped == "complete"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -76,10 +77,12 @@ class CutEvaluation:
 class KOptimize:
     """Bayardo and Agrawal's k-Optimize (see the module doc). `max_items`: the most cut points it accepts
     (the depth of the tree). `greedy_seed`: start from the cost of a greedy descent (an upper bound found
-    quickly), not from the empty set's."""
+    quickly), not from the empty set's. `memo`: how many costed sets are remembered (the most recent);
+    `evaluations` counts the oracle's costings, so a set forgotten and costed again counts twice."""
 
     max_items: int = 2000
     greedy_seed: bool = True
+    memo: int = 1 << 16
     name: str = "k-optimize"
 
     def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
@@ -87,7 +90,8 @@ class KOptimize:
         if oracle.items > self.max_items:
             raise ValueError(f"{oracle.items} cut points; k-optimize handles at most {self.max_items}")
         start = time.perf_counter()
-        scored: dict[frozenset[int], CutEvaluation] = {}
+        scored: OrderedDict[frozenset[int], CutEvaluation] = OrderedDict()  # the most recent `memo` sets
+        calls = [0]
         stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
         best: list[CutEvaluation] = []
 
@@ -97,16 +101,21 @@ class KOptimize:
 
         def score(cuts: frozenset[int]) -> CutEvaluation:
             known = scored.get(cuts)
-            if known is None:
-                if limits.max_evaluations is not None and len(scored) >= limits.max_evaluations:
-                    raise StopSearch("budget")
-                s = oracle.score(cuts)
-                known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
-                                                     int(s.suppressed))
-                if known.feasible and (not best or (known.loss, known.node) < (best[0].loss, best[0].node)):
-                    best[:] = [known]
-                if limits.on_progress is not None:
-                    limits.on_progress(len(scored), best[0] if best else None)
+            if known is not None:
+                scored.move_to_end(cuts)
+                return known
+            if limits.max_evaluations is not None and calls[0] >= limits.max_evaluations:
+                raise StopSearch("budget")
+            calls[0] += 1
+            s = oracle.score(cuts)
+            known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
+                                                 int(s.suppressed))
+            if len(scored) > self.memo:
+                scored.popitem(last=False)
+            if known.feasible and (not best or (known.loss, known.node) < (best[0].loss, best[0].node)):
+                best[:] = [known]
+            if limits.on_progress is not None:
+                limits.on_progress(calls[0], best[0] if best else None)
             return known
 
         def cost() -> float:
@@ -162,7 +171,7 @@ class KOptimize:
                 visit(frozenset(), list(range(oracle.items)))
             finally:
                 sys.setrecursionlimit(limit)
-                trace.append({**stats, "evaluations": len(scored), "seconds": time.perf_counter() - start})
+                trace.append({**stats, "evaluations": calls[0], "seconds": time.perf_counter() - start})
 
         trace: list[dict] = []
         try:
@@ -172,7 +181,7 @@ class KOptimize:
             stopped = stop.reason
         except KeyboardInterrupt:
             stopped = "interrupted"
-        return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], len(scored),
+        return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], calls[0],
                             time.perf_counter() - start, stopped, trace, {**stats, "items": oracle.items})
 
 

@@ -10,7 +10,11 @@ them all in `minimal` and, as `best`, the preferred one by the objective (the ti
 `base.objective_key`), not the best node met on the way (a higher probe may have found a lower loss).
 
 A probe evaluates the height's nodes in batches (so a parallel evaluator shares them) and stops at the first
-batch with a feasible node; infeasible nodes met tag their down-sets, which later, lower probes skip. Without
+batch with a feasible node; infeasible nodes met tag their down-sets, which later, lower probes skip. Samarati
+tests a height node by node; by default (`climb`) each infeasible node found is first raised to a maximal
+infeasible node (a binary search on a chain of untagged nodes above it), whose down-set tag then covers much
+of the height and of every lower one: the same answer with far fewer evaluations (Cargo 2000, q = 10: 1,405
+instead of 37,488; `climb=False, batch=256` is the plain level test). Without
 monotone feasibility the binary search is unsound; heights are then scanned upwards from the bottom, which
 still finds the lowest feasible height. Samarati's distance-vector matrix, which she uses to count outliers
 without building generalized tables, is given here for the worked example of her slides
@@ -26,19 +30,20 @@ from lattice.hierarchy import Hierarchy
 from lattice.node import Node, height
 from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, guarded, objective_key
 from lattice.search.ola import level_nodes
-from lattice.search.tags import FEASIBLE, INFEASIBLE, make_tags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, make_tags
 
 
 @dataclass(frozen=True)
 class Samarati:
     """Binary search for the lowest feasible height; returns all k-minimal nodes of that height.
 
-    `batch`: nodes per evaluation batch of a probe. `dense_limit`: boxes up to this size keep their tags in
-    an array.
+    `batch`: nodes per evaluation batch of a probe. `climb`: raise each infeasible node found to a maximal
+    infeasible one (see the module doc). `dense_limit`: boxes up to this size keep their tags in an array.
     """
 
-    batch: int = 256
+    batch: int = 16
     dense_limit: int = 1 << 24
+    climb: bool = True
     name: str = "samarati"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
@@ -47,10 +52,37 @@ class Samarati:
         monotone = problem.monotone_feasibility
         mode = "binary search on heights" if monotone else "heights scanned upwards (feasibility not monotone)"
         probes: list[dict] = []
-        params = {"batch": self.batch, "mode": mode, "probes": probes}
+        params = {"batch": self.batch, "climb": self.climb, "mode": mode, "probes": probes}
         low, high = height(box.lower), height(box.upper)
         ranges = [b - a for a, b in zip(box.lower, box.upper)]
         tags = make_tags(box, self.dense_limit) if monotone else None
+        spans = [r + 1 for r in ranges]
+
+        def climb(node: Node) -> None:
+            """Raise an infeasible node to a maximal infeasible one, so that its down-set tag covers as much of
+            the lower heights as one node can: walk up through untagged nodes (raising the relatively least
+            raised QI), binary-search the walk for its last infeasible node, and repeat from there."""
+            assert tags is not None
+            start = node
+            while True:
+                path, y = [], list(start)
+                while True:
+                    open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
+                             and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
+                    if not open_:
+                        break
+                    i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
+                    y[i] += 1
+                    path.append(tuple(y))
+                lo, hi = -1, len(path)  # path[lo] infeasible (start when -1), path[hi] feasible
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    e = budget.evaluate(path[mid])
+                    tags.tag(e.node, e.feasible)
+                    lo, hi = (lo, mid) if e.feasible else (mid, hi)
+                if lo < 0:
+                    return
+                start = path[lo]
 
         def probe(h: int, whole: bool) -> bool:
             """Whether height h has a feasible node (every node evaluated when `whole`)."""
@@ -63,9 +95,15 @@ class Samarati:
                 for e in results:
                     if tags is not None:
                         tags.tag(e.node, e.feasible)
+                if self.climb and tags is not None:
+                    for e in results:
+                        if not e.feasible:
+                            climb(e.node)
                 return any(e.feasible for e in results)
 
-            for node in level_nodes(box.lower, ranges, h - low):
+            for count, node in enumerate(level_nodes(box.lower, ranges, h - low)):
+                if count % 4096 == 4095:
+                    budget.check_time()  # most nodes of a large level may be skipped by their tags
                 tag = tags.get(node) if tags is not None else None
                 if tag == INFEASIBLE:
                     continue
