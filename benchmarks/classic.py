@@ -81,12 +81,14 @@ def part1(quick: bool, time_limit: float) -> tuple[list[list[object]], list[str]
                 ok = (sam.stopped == "complete" and sam.best is not None and sam.best.feasible
                       and height(sam.best.node) == lowest
                       and sam.minimal == sorted(n for n in reference.minimal if height(n) == lowest))
-                verdicts["samarati"] = f"minimal height {lowest} = {source}'s: {'yes' if ok else 'NO'}"
+                verdicts["samarati"] = (f"minimal height {lowest} = {source}'s: {'yes' if ok else 'NO'}"
+                                        if sam.stopped == "complete" else f"did not finish ({sam.stopped})")
                 inc = results["incognito"]
                 same = inc.stopped == "complete" and sorted(inc.minimal) == sorted(reference.minimal)
-                verdicts["incognito"] = f"minimal set = {source}'s: {'yes' if same else 'NO'}"
+                verdicts["incognito"] = (f"minimal set = {source}'s: {'yes' if same else 'NO'}"
+                                         if inc.stopped == "complete" else f"did not finish ({inc.stopped})")
                 for algorithm in ("samarati", "incognito"):
-                    if "NO" in verdicts[algorithm]:
+                    if "NO" in verdicts[algorithm] or "did not" in verdicts[algorithm]:
                         problems.append(f"{name} q={q}: {algorithm}: {verdicts[algorithm]}")
             for algorithm in ("samarati", "incognito", "datafly"):
                 result = results[algorithm]
