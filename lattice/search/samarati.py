@@ -42,7 +42,7 @@ class Samarati:
     """
 
     batch: int = 16
-    dense_limit: int = 1 << 24
+    dense_limit: int = 1 << 26
     climb: bool = True
     name: str = "samarati"
 
