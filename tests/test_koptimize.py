@@ -134,3 +134,12 @@ def test_cli_k_optimize_release_passes_kgen_check_and_reports_the_cost(tmp_path:
 
     data = json.loads(report.read_text())
     assert data["algorithm"] == "k-optimize" and data["dm"] == data["parameters"]["cost"]
+
+
+def test_k_optimize_is_not_a_search_of_a_hierarchy_lattice() -> None:
+    from kgen.algorithms import REGISTRY, make_search
+
+    prepared = api.prepare({"a": list("xxyy")}, Config(qi=["a"], k=2, hierarchies={"a": "flat"}))
+    assert "k-optimize" not in REGISTRY
+    with pytest.raises(InputError, match="kgen.api"):
+        make_search("k-optimize").run(prepared.problem(), Limits())

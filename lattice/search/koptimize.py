@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from lattice.errors import InputError
 from lattice.search.base import Budget, Limits, Problem, SearchResult, StopSearch, guarded
 
 
@@ -195,6 +196,9 @@ class ChosenNode:
     name: str = "k-optimize"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        if not self.outcome:
+            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
+                             "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")
         budget = Budget(problem, limits)
         result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))
         result.evaluations = int(self.outcome.get("evaluations", 0)) + result.evaluations
