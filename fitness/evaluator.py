@@ -166,6 +166,12 @@ class NodeEvaluator:
             return known
         return self.evaluate(node).feasible
 
+    def distinct_counts(self, node: Sequence[int]) -> tuple[int, ...]:
+        """The number of distinct values of each QI at its level in `node`, over all rows (Datafly's rule).
+
+        The codes of a level are dense over the values that occur, so this is each level's cardinality."""
+        return tuple(int(q.cards[x]) for q, x in zip(self.table.qis, node))
+
     def suppressed_rows(self, node: Sequence[int]) -> np.ndarray:
         """Boolean mask of the rows this node suppresses."""
         partition = self.partition(node, with_rows=True)

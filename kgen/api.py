@@ -21,7 +21,7 @@ from fitness.objective import CellCostObjective, Precision, make_objective, solu
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel, provenance
 from kgen import risk as risking
-from kgen.algorithms import make_search
+from kgen.algorithms import CUT_POINT, make_search
 from kgen.config import Config
 from kgen.formulas import formula_columns, is_formula
 from kgen.table import CodedColumn, Table, as_table, column_codes
@@ -272,6 +272,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
+    if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
+        from kgen.koptimize import with_cut_points  # noqa: PLC0415 (kgen.koptimize imports this module)
+
+        config = with_cut_points(table, config)
     tokens = tuple(config.missing)
     hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
     for column in config.qi:  # per distinct value, and per row only array operations (codes)

@@ -27,7 +27,7 @@ from kgen import api, html_report, parallel, provenance
 from kgen import apply as applying
 from kgen import risk as risking
 from kgen import summary as summarizing
-from kgen.algorithms import REGISTRY, make_search
+from kgen.algorithms import CUT_POINT, REGISTRY, make_search
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
 from kgen.csvio import check_target, same_file, write_atomic_many, write_csv
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--missing", type=tokens, action="extend",
                       help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
     anon.add_argument("--algorithm", default=Config.algorithm,
-                      help=f"{', '.join(sorted(REGISTRY))} (docs/search.md)")
+                      help=f"{', '.join(sorted(REGISTRY) + sorted(CUT_POINT))} (docs/search.md)")
     add_search_arguments(anon)
     anon.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
                       help="stop after this many distinct evaluations (>= 1; default: no limit)")

@@ -494,6 +494,9 @@ class ParallelEvaluator:
     def feasible(self, node: Sequence[int]) -> bool:
         return self.evaluate(node).feasible
 
+    def distinct_counts(self, node: Sequence[int]) -> tuple[int, ...]:
+        return self.evaluator.distinct_counts(node)
+
     def describe(self) -> dict:
         """The settings, for reports."""
         return {"backend": self.backend, "jobs": self.jobs, "workers": self.workers, "scheduler": self.scheduler,

@@ -1,0 +1,212 @@
+"""k-Optimize (Bayardo and Agrawal 2005): optimal k-anonymization over ordered value cut points.
+
+A different generalization model from the hierarchy lattice: each QI's values are put in order and cut into
+intervals of consecutive values; a generalization is the set of cut points chosen (item i = "start a new
+interval at this value"; the least value of each QI always starts one, so it is no item). The empty set
+releases one interval per QI; the set of all items releases the table as it is. The cost is the
+discernibility metric with suppression: every released row costs the size of its class, every suppressed row
+(one in a class of fewer than k) costs n.
+
+The search is a set-enumeration tree over the items (a node's children append one item of its tail),
+depth first with branch and bound: a node's subtree holds the sets between its head H and H plus its tail T.
+Adding cut points only splits classes, so a row suppressed under H stays suppressed below it (cost n) and
+every other row's class is at least as large as under H + T and at least k: the sum of these per-row costs is
+a lower bound on every set of the subtree. A subtree is cut when its bound reaches the best cost found, and an
+item of the tail is dropped when the bound of H plus that item does (it can then join no better set below H);
+both prunings are repeated whenever the best cost improves. A suppression limit, when given, cuts every
+subtree whose head already suppresses too many rows (adding cut points never suppresses fewer). The tail is
+tried in increasing cost of H plus the item, and a greedy descent from the empty set gives the first upper
+bound, so that pruning starts early. The search is exact when it
+completes (`stopped == "complete"`) and returns the best set found when a limit stops it.
+
+Only the tree search lives here: costs and bounds are data and come from a `CutOracle` (kgen.koptimize builds
+one from a table). `ChosenNode` is the lattice search that releases the node k-Optimize chose once
+kgen.api.prepare has turned its cut points into one-level hierarchies.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from lattice.errors import InputError
+from lattice.search.base import Budget, Limits, Problem, SearchResult, StopSearch, guarded
+
+
+class CutScore(Protocol):
+    cost: float
+    suppressed: int
+    feasible: bool
+
+
+class CutOracle(Protocol):
+    """Costs and bounds of cut-point sets (items are 0 .. items - 1)."""
+
+    items: int
+
+    def score(self, cuts: frozenset[int]) -> CutScore: ...
+
+    def lower_bound(self, head: frozenset[int], specific: frozenset[int]) -> float:
+        """A lower bound on the cost of every feasible set S with head <= S <= specific (inf if none)."""
+        ...
+
+
+@dataclass(frozen=True)
+class CutProblem:
+    """A k-Optimize problem: the oracle of a table's cut points."""
+
+    oracle: CutOracle
+
+
+@dataclass(frozen=True)
+class CutEvaluation:
+    """A scored cut-point set; `node` is the sorted items (the search's node), `loss` its cost."""
+
+    node: tuple[int, ...]
+    feasible: bool
+    loss: float
+    suppressed: int
+    los: float = 0.0
+
+
+@dataclass(frozen=True)
+class KOptimize:
+    """Bayardo and Agrawal's k-Optimize (see the module doc). `max_items`: the most cut points it accepts
+    (the depth of the tree). `greedy_seed`: start from the cost of a greedy descent (an upper bound found
+    quickly), not from the empty set's. `memo`: how many costed sets are remembered (the most recent);
+    `evaluations` counts the oracle's costings, so a set forgotten and costed again counts twice."""
+
+    max_items: int = 2000
+    greedy_seed: bool = True
+    memo: int = 1 << 16
+    name: str = "k-optimize"
+
+    def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
+        oracle = problem.oracle
+        if oracle.items > self.max_items:
+            raise ValueError(f"{oracle.items} cut points; k-optimize handles at most {self.max_items}")
+        start = time.perf_counter()
+        scored: OrderedDict[frozenset[int], CutEvaluation] = OrderedDict()  # the most recent `memo` sets
+        calls = [0]
+        stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
+        best: list[CutEvaluation] = []
+
+        def check() -> None:
+            if limits.time_limit is not None and time.perf_counter() - start > limits.time_limit:
+                raise StopSearch("time")
+
+        def score(cuts: frozenset[int]) -> CutEvaluation:
+            known = scored.get(cuts)
+            if known is not None:
+                scored.move_to_end(cuts)
+                return known
+            if limits.max_evaluations is not None and calls[0] >= limits.max_evaluations:
+                raise StopSearch("budget")
+            calls[0] += 1
+            s = oracle.score(cuts)
+            known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
+                                                 int(s.suppressed))
+            if len(scored) > self.memo:
+                scored.popitem(last=False)
+            if known.feasible and (not best or (known.loss, known.node) < (best[0].loss, best[0].node)):
+                best[:] = [known]
+            if limits.on_progress is not None:
+                limits.on_progress(calls[0], best[0] if best else None)
+            return known
+
+        def cost() -> float:
+            return best[0].loss if best else math.inf
+
+        def bound(head: frozenset[int], specific: frozenset[int]) -> float:
+            stats["bounds"] += 1
+            return oracle.lower_bound(head, specific)
+
+        def prune(head: frozenset[int], tail: list[int]) -> list[int]:
+            while True:
+                specific = head.union(tail)
+                if bound(head, specific) >= cost():
+                    stats["pruned_subtrees"] += 1
+                    return []
+                kept = [v for v in tail if bound(head | {v}, specific) < cost()]
+                stats["pruned_items"] += len(tail) - len(kept)
+                if len(kept) == len(tail):
+                    return tail
+                tail = kept
+
+        def visit(head: frozenset[int], tail: list[int]) -> None:
+            check()
+            stats["tree_nodes"] += 1
+            score(head)
+            tail = prune(head, tail)
+            tail.sort(key=lambda v: (score(head | {v}).loss if score(head | {v}).feasible else math.inf, v))
+            while tail:
+                v = tail.pop(0)
+                visit(head | {v}, list(tail))
+                tail = prune(head, tail)
+
+        def seed() -> None:
+            """A greedy descent from the empty set (add the item that lowers the cost most, while one does), so
+            that the bound prunes from the start."""
+            current = score(frozenset())
+            while True:
+                check()
+                chosen = frozenset(current.node)
+                options = [score(chosen | {v}) for v in range(oracle.items) if v not in chosen]
+                better = [e for e in options if e.feasible and e.loss < current.loss]
+                if not better:
+                    return
+                current = min(better, key=lambda e: (e.loss, e.node))
+
+        def body(trace: list[dict]) -> None:
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, oracle.items + 200))
+            try:
+                if self.greedy_seed:
+                    seed()
+                    stats["seed_cost"] = cost()
+                visit(frozenset(), list(range(oracle.items)))
+            finally:
+                sys.setrecursionlimit(limit)
+                trace.append({**stats, "evaluations": calls[0], "seconds": time.perf_counter() - start})
+
+        trace: list[dict] = []
+        try:
+            body(trace)
+            stopped = "complete"
+        except StopSearch as stop:
+            stopped = stop.reason
+        except KeyboardInterrupt:
+            stopped = "interrupted"
+        return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], calls[0],
+                            time.perf_counter() - start, stopped, trace, {**stats, "items": oracle.items})
+
+
+@dataclass(frozen=True)
+class ChosenNode:
+    """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built (its
+    one-level hierarchies put its intervals at level 1). `outcome` is that algorithm's record (its cut
+    points, cost, evaluations, seconds, how it stopped), reported as this search's parameters."""
+
+    outcome: dict = field(default_factory=dict)
+    name: str = "k-optimize"
+
+    def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        if not self.outcome:
+            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
+                             "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")
+        budget = Budget(problem, limits)
+        result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))
+        result.evaluations = int(self.outcome.get("evaluations", 0)) + result.evaluations
+        result.seconds += float(self.outcome.get("seconds", 0.0))
+        result.stopped = str(self.outcome.get("stopped", result.stopped))
+        return result
+
+
+def items_of(domains: Sequence[int]) -> list[tuple[int, int]]:
+    """The items of QIs with `domains[j]` ordered values: (QI j, value rank r >= 1), QI by QI."""
+    return [(j, r) for j, m in enumerate(domains) for r in range(1, m)]
