@@ -36,7 +36,7 @@ from kgen.hierarchies import find_in_dir
 from kgen.mondrian import command as mondrian_command
 from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
 from kgen.progress import ProgressBar
-from kgen.table import DEFAULT_MISSING, Table, read_csv
+from kgen.table import DEFAULT_MISSING, Table, read_table
 from kgen.verify import rules_from_models, verified_record, verify_file, verify_release_file
 from lattice.errors import InputError
 from lattice.search.base import SearchResult
@@ -413,7 +413,7 @@ WORKING_ON: dict[str, object] = {}
 def read_input(path: str, sep: str | None, qis: int) -> Table:
     WORKING_ON.clear()
     WORKING_ON["file"] = path
-    table = read_csv(path, sep) if sep else read_csv(path)
+    table = read_table(path, sep)
     WORKING_ON.update(rows=table.n, qis=qis)
     return table
 
