@@ -110,3 +110,22 @@ def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
     assert main(["anonymize", str(parquet), "--qi", "zip", "--k", "2", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "kgen[parquet]" in err
+
+
+def test_risk_and_apply_read_parquet_like_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv, parquet = write_both(tmp_path)
+    first = tmp_path / "first.csv"
+    assert main(["anonymize", str(csv), "--qi", "age,sex,zip", "--k", "2", "--output", str(first), "--quiet"]) == 0
+    outputs = []
+    for source in (csv, parquet):
+        out = tmp_path / f"applied_{source.suffix[1:]}.csv"
+        assert main(["apply", str(source), "--report", str(first.with_suffix(".json")), "--output", str(out),
+                     "--quiet"]) == 0, capsys.readouterr().err
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] == first.read_text()
+    capsys.readouterr()
+    risks = []
+    for source in (csv, parquet):
+        assert main(["risk", str(source), "--qi", "age,sex,zip"]) == 0
+        risks.append(capsys.readouterr().out.split(source.name, 1)[-1])  # the figures after the file name
+    assert risks[0] == risks[1] and "6 rows" in risks[0]
