@@ -212,7 +212,7 @@ def read_parquet(path: str | os.PathLike) -> Table:
             data = pq.read_table(handle)
         except (pa.ArrowException, OSError, ValueError) as error:
             reason = (str(error).splitlines() or [type(error).__name__])[0]
-            raise InputError(f"is not a readable Parquet file ({reason[:80]})", file=name) from None
+            raise InputError(f"is not a readable Parquet file ({clip(reason, 80, quote=False)})", file=name) from None
     columns = tuple(str(c) for c in data.column_names)
     if len(set(columns)) != len(columns):
         twice = next(c for c in columns if columns.count(c) > 1)
