@@ -1,8 +1,9 @@
 """The paper's figures 7-10 (time, accuracy, LOG, LOS against q) and the GA convergence plot, from the CSVs.
 
-`python -m experiments.plots [--results DIR]` redraws every PNG from the committed CSVs without running
-anything. Stochastic methods are drawn as the mean over seeds with a band from the minimum to the maximum;
-exact methods as single runs. Runs that timed out are missing points; the time panel marks the time limit.
+`python -m experiments.plots [--results DIR] [--out DIR]` redraws every PNG from the committed CSVs without
+running anything (into --out, by default the CSVs' folder). Stochastic methods are drawn as the mean over
+seeds with a band from the minimum to the maximum; exact methods as single runs. Runs that timed out are missing
+points; the time panel marks the time limit, the LOS panel the suppression limit. Legends sit below the axes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-from experiments.common import RESULTS, read_rows  # noqa: E402
+from experiments.common import RESULTS, Dataset, read_rows  # noqa: E402
 
 DATASETS = (("cargo2000", "Cargo 2000 (c2k)"), ("fraud", "Fraud F (synthetic)"), ("adult", "Adult"))
 STYLE = {  # label -> (colour, marker)
@@ -30,11 +31,37 @@ STYLE = {  # label -> (colour, marker)
 }
 FIGURES = {
     "time": ("fig7_time.png", "seconds", "execution time (s, log scale)", "Figure 7: execution time"),
-    "accuracy": ("fig8_accuracy.png", "accuracy", "accuracy (SPEC §6)", "Figure 8: accuracy against the optimum"),
+    "accuracy": ("fig8_accuracy.png", "accuracy", "accuracy (1 = optimal nodes found)",
+                 "Figure 8: accuracy against the optimum"),
     "log": ("fig9_log.png", "log", "LOG (precision loss)", "Figure 9: level of generalization (LOG)"),
-    "los": ("fig10_los.png", "los", "LOS (fraction suppressed)", "Figure 10: level of suppression (LOS)"),
+    "los": ("fig10_los.png", "los", "LOS (fraction of rows suppressed)", "Figure 10: level of suppression (LOS)"),
     "gap": ("fig8b_gap.png", "gap", "LOG(best found) − LOG(optimum)", "LOG gap to the exact optimum"),
 }
+
+
+SUPPRESSION_LIMIT = Dataset.suppression  # t of every paper run (experiments.common.Dataset), drawn on the LOS figure
+LEGEND = {"fontsize": 7, "loc": "upper center", "ncol": 2, "frameon": False}  # below each panel, never on data
+
+
+def legend_below(ax: plt.Axes, offset: float = -0.2) -> None:
+    """The panel's legend under its x-axis label (figures are saved with bbox_inches="tight" to keep it)."""
+    ax.legend(bbox_to_anchor=(0.5, offset), **LEGEND)
+
+
+def q_axis(ax: plt.Axes, qs: Sequence[float]) -> None:
+    """An x-axis of q spanning the q values drawn: linear, or linear to 30 then logarithmic when q runs to
+    Cargo's 50 and 97."""
+    if not qs:
+        return
+    low, high = min(qs), max(qs)
+    if high > 30:
+        ax.set_xscale("symlog", linthresh=30)
+        ax.set_xlim(low - 0.5, high * 1.12)
+        ax.set_xticks([t for t in (2, 5, 10, 15, 20, 25, 50, 97) if low <= t <= high])
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    else:
+        ax.set_xlim(low - 0.5, high + 0.5)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
 
 
 def number(text: str) -> float | None:
@@ -69,6 +96,7 @@ def draw_panel(ax: plt.Axes, rows: Sequence[dict[str, str]], metric: str, title:
     _, column, ylabel, _ = FIGURES[metric]
     data = series(rows, column)
     labels = order(sorted({r["algorithm"] for r in rows}))
+    drawn_q: list[float] = [q for points in data.values() for q in points]
     for label in labels:
         points = data.get(label, {})
         colour, marker = STYLE.get(label, ("tab:gray", "x"))
@@ -98,47 +126,50 @@ def draw_panel(ax: plt.Axes, rows: Sequence[dict[str, str]], metric: str, title:
             why = "refused the lattice size from" if stopped == "refused" else "first time-out at"
             ax.plot([q], [max(limits)], marker="x", color=colour, markersize=9, linestyle="none",
                     label=f"{label}: {why} q = {q}")
+            drawn_q.append(q)
+        if limits:  # room above the time limit for its line and the time-out marks
+            ax.set_ylim(top=max(limits) * 2.5)
     if metric == "accuracy":
         ax.set_ylim(-0.02, 1.05)
-    every_q = sorted({int(r["q"]) for r in rows})
-    if every_q and ax.get_xscale() == "linear":
-        ax.set_xlim(every_q[0] - 0.5, every_q[-1] + 0.5)
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    if metric == "los":
+        ax.axhline(SUPPRESSION_LIMIT, color="black", linestyle="--", linewidth=0.9,
+                   label=f"suppression limit t = {SUPPRESSION_LIMIT:g}")
+        ax.set_ylim(bottom=-0.02 * SUPPRESSION_LIMIT, top=1.08 * SUPPRESSION_LIMIT)
+    q_axis(ax, drawn_q or [int(r["q"]) for r in rows])
     ax.set_xlabel("number of quasi-identifiers q")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    legend_below(ax)
 
 
 def load(results: Path) -> dict[str, list[dict[str, str]]]:
     return {name: read_rows(results / f"{name}.csv") for name, _ in DATASETS if (results / f"{name}.csv").exists()}
 
 
-def figure(metric: str, tables: dict[str, list[dict[str, str]]], results: Path) -> Path:
-    """One PNG per figure, one panel per dataset; q > 25 (Cargo's 50 and 97) drawn on the Cargo panel too."""
-    filename, _, _, suptitle = FIGURES[metric]
-    names = [(n, label) for n, label in DATASETS if n in tables]
-    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.4), squeeze=False)
-    for index, (ax, (name, label)) in enumerate(zip(axes[0], names)):
-        rows = tables[name]
-        if name == "cargo2000":  # q runs to 97: linear up to 30, then logarithmic
-            ax.set_xscale("symlog", linthresh=30)
-            every_q = sorted({int(r["q"]) for r in rows})
-            ax.set_xlim(every_q[0] - 0.5, every_q[-1] * 1.12)
-            ax.set_xticks([t for t in (2, 5, 10, 15, 20, 25, 50, 97) if every_q[0] <= t <= every_q[-1]])
-            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        draw_panel(ax, rows, metric, f"({'abc'[index]}) {label}")
-    fig.suptitle(suptitle)
-    fig.tight_layout()
-    path = results / filename
-    fig.savefig(path, dpi=120)
+def save(fig: plt.Figure, path: Path) -> Path:
+    """Write the PNG with every legend kept (legends sit outside the axes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
-def convergence_figure(results: Path) -> Path | None:
-    """Best LOG and feasible fraction per generation of the GA runs in convergence.csv."""
+def figure(metric: str, tables: dict[str, list[dict[str, str]]], out: Path) -> Path:
+    """One PNG per figure (into `out`), one panel per dataset; each x-axis spans the q values it draws."""
+    filename, _, _, suptitle = FIGURES[metric]
+    names = [(n, label) for n, label in DATASETS if n in tables]
+    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.4), squeeze=False)
+    for index, (ax, (name, label)) in enumerate(zip(axes[0], names)):
+        draw_panel(ax, tables[name], metric, f"({'abc'[index]}) {label}")
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    return save(fig, out / filename)
+
+
+def convergence_figure(results: Path, out: Path | None = None) -> Path | None:
+    """Best LOG and feasible fraction of the GA runs in convergence.csv against the distinct evaluations spent
+    (not generations: the presets' populations differ), written into `out` (default: `results`)."""
     source = results / "convergence.csv"
     if not source.exists():
         return None
@@ -149,29 +180,28 @@ def convergence_figure(results: Path) -> Path | None:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 6.4), sharex=True)
     for index, (run, points) in enumerate(runs.items()):
         colour = STYLE.get(points[0]["algorithm"], (f"C{index}", "o"))[0]
-        gens = [int(p["generation"]) for p in points]
+        spent = [int(p["evaluations"]) for p in points]
         best = [number(p["best_log"]) for p in points]
-        top.plot([g for g, b in zip(gens, best) if b is not None], [b for b in best if b is not None],
+        top.plot([e for e, b in zip(spent, best) if b is not None], [b for b in best if b is not None],
                  color=colour, label=run, drawstyle="steps-post")
-        bottom.plot(gens, [float(p["feasible_fraction"]) for p in points], color=colour, label=run)
+        bottom.plot(spent, [float(p["feasible_fraction"]) for p in points], color=colour, label=run)
         optimum = number(points[0].get("optimum_log", ""))
         if optimum is not None and index == 0:
             top.axhline(optimum, color="black", linestyle="--", linewidth=0.8, label="exact optimum")
     meta = json.loads(rows[0]["meta"]) if rows and rows[0].get("meta") else {}
     top.set_ylabel("best LOG so far")
     top.set_title(f"GA convergence: {meta.get('dataset', '')}, q = {meta.get('q', '')}, "
-                  f"{meta.get('max_evaluations', '')} evaluations, seed {meta.get('seed', '')}", fontsize=10)
-    bottom.set_ylabel("feasible fraction of the population")
-    bottom.set_xlabel("generation")
+                  f"budget {meta.get('max_evaluations', '')} evaluations, seed {meta.get('seed', '')}", fontsize=10)
+    bottom.set_ylabel("feasible share of the generation")
+    bottom.set_xlabel("distinct evaluations spent")
     bottom.set_ylim(-0.02, 1.02)
+    bottom.set_xlim(left=0)
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
     fig.tight_layout()
-    path = results / "convergence.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    handles, names = top.get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8, frameon=False)
+    return save(fig, (out or results) / "convergence.png")
 
 
 INTERVAL_LABELS = ("kgen", "kgen+", "certify")  # the runs whose certified interval figure 11 draws
@@ -190,7 +220,7 @@ def intervals(rows: Sequence[dict[str, str]], label: str) -> dict[int, tuple[flo
     return out
 
 
-def certified_figure(tables: dict[str, list[dict[str, str]]], results: Path) -> Path | None:
+def certified_figure(tables: dict[str, list[dict[str, str]]], out: Path) -> Path | None:
     """Figure 11: per q, the interval [proved lower bound, LOG found] of KGen (both presets, seed 0) and of
     the certified search within the same time limit, with the exact optimum where one is known."""
     names = [(n, label) for n, label in DATASETS if n in tables
@@ -220,40 +250,37 @@ def certified_figure(tables: dict[str, list[dict[str, str]]], results: Path) -> 
             xs = sorted(optimum)
             ax.plot(xs, [optimum[q] for q in xs], linestyle="none", marker="o", markerfacecolor="none",
                     color="tab:green", markersize=8, label="exact optimum (an exact search completed)")
-        if name == "cargo2000":
-            ax.set_xscale("symlog", linthresh=30)
-            ax.set_xticks([t for t in (2, 5, 10, 15, 20, 25, 50, 97) if qs[0] <= t <= qs[-1]])
-            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.set_xlim(qs[0] - 0.5, qs[-1] * 1.12)
+        q_axis(ax, qs)
         ax.set_xlabel("number of quasi-identifiers q")
-        ax.set_ylabel("LOG")
+        ax.set_ylabel("LOG (precision loss)")
         ax.set_title(f"({'abc'[index]}) {title}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6.5, loc="best")
+        legend_below(ax)
     limit = {number(r["time_limit"]) for rows in tables.values() for r in rows} - {None}
     fig.suptitle("Figure 11: certified interval [lower bound, found] per q"
                  + (f" (time limit {max(limit):g} s per run)" if limit else ""))
     fig.tight_layout()
-    path = results / "fig11_certified.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, out / "fig11_certified.png")
 
 
-def draw_all(results: Path = RESULTS) -> list[Path]:
+def draw_all(results: Path = RESULTS, out: Path | None = None) -> list[Path]:
+    """Every figure from the CSVs in `results`, written into `out` (default: `results`)."""
+    out = results if out is None else out
     tables = load(results)
-    paths = [figure(metric, tables, results) for metric in FIGURES] if tables else []
-    certified = certified_figure(tables, results) if tables else None
+    paths = [figure(metric, tables, out) for metric in FIGURES] if tables else []
+    certified = certified_figure(tables, out) if tables else None
     paths += [certified] if certified else []
-    convergence = convergence_figure(results)
+    convergence = convergence_figure(results, out)
     return paths + ([convergence] if convergence else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.plots", description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder with the CSVs (default: results/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder the PNGs are written to (default: the --results folder)")
     args = parser.parse_args(argv)
-    for path in draw_all(args.results):
+    for path in draw_all(args.results, args.out):
         print(path)
     return 0
 

@@ -36,7 +36,7 @@ from kgen.hierarchies import find_in_dir
 from kgen.mondrian import command as mondrian_command
 from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
 from kgen.progress import ProgressBar
-from kgen.table import DEFAULT_MISSING, Table, read_csv
+from kgen.table import DEFAULT_MISSING, Table, read_table
 from kgen.verify import rules_from_models, verified_record, verify_file, verify_release_file
 from lattice.errors import InputError
 from lattice.search.base import SearchResult
@@ -204,6 +204,124 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
                              "more jobs than cores) as errors (exit 2)")
 
 
+CONFIG_COMMANDS = ("anonymize", "apply")  # the commands that take --config FILE
+_FROM_CONFIG = object()  # default of an option the config file sets: replaced after parsing unless given
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE.toml",
+                        help="read options from a TOML file (keys = long option names, e.g. qi = [\"age\"], "
+                             "k = 5, time-limit = 60, input = \"data.csv\"); the command line overrides it")
+
+
+def config_path(argv: Sequence[str]) -> str | None:
+    """The value of --config in argv (`--config F` or `--config=F`), None when absent."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--config" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--config="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def load_toml(path: str) -> tuple[dict, bytes]:
+    """The parsed TOML file and its bytes; every failure is one InputError naming the file."""
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise InputError("--config needs Python 3.11 or the tomli package (pip install tomli)",
+                             file=path) from None
+    from kgen.files import open_input
+
+    with open_input(path) as handle:
+        data = handle.read()
+    try:
+        return tomllib.loads(data.decode("utf-8")), data
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text (a TOML file must be)", file=path) from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"is not valid TOML: {error}", file=path) from None
+
+
+def config_value(action: argparse.Action, key: str, value: object, path: str) -> object:
+    """A TOML value converted and validated exactly as the same option on the command line."""
+    def bad(why: str) -> InputError:
+        return InputError(f"key {key!r}: {why}", file=path)
+
+    if action.nargs == 0:  # a flag (store_true)
+        if not isinstance(value, bool):
+            raise bad(f"must be true or false, got {value!r}")
+        return value
+    many = isinstance(action, argparse._ExtendAction)
+    if isinstance(value, (dict, bool)):
+        raise bad(f"must be {'a list, ' if many else ''}a string or a number, got {value!r}")
+    if isinstance(value, list) and not many:
+        raise bad(f"takes one value, got a list {value!r}")
+    items = value if isinstance(value, list) else [value]
+    converted: list = []
+    for item in items:
+        if isinstance(item, (dict, list, bool)):
+            raise bad(f"must be a string or number, got {item!r}")
+        text = str(item)
+        try:
+            result = action.type(text) if action.type is not None else text
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
+            raise bad(str(error) or f"invalid value {text!r}") from None
+        if action.choices is not None and result not in action.choices:
+            raise bad(f"must be one of {', '.join(map(str, action.choices))}, got {text!r}")
+        if many:
+            converted.extend(result)
+        else:
+            converted.append(result)
+    return converted if many else converted[0]
+
+
+def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[str, object]:
+    """Read `--config FILE` (anonymize, apply) and make its options the defaults of the subcommand's parser,
+    so that the command line overrides them. Returns {dest: value} to fill in after parsing (the options not
+    given on the command line keep the `_FROM_CONFIG` / None marker set here)."""
+    command_name = next((a for a in argv if not a.startswith("-")), None)
+    path = config_path(argv)
+    if command_name not in CONFIG_COMMANDS or path is None:
+        return {}
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command_name]
+    options, data = load_toml(path)
+    by_key = {}
+    for action in sub._actions:
+        if action.dest in ("help", "config"):
+            continue
+        names = [o[2:] for o in action.option_strings if o.startswith("--")] or [action.dest]
+        for name in names:
+            by_key[name] = action
+    values: dict[str, object] = {}
+    for raw_key, value in options.items():
+        key = raw_key.replace("_", "-")
+        action = by_key.get(key)
+        if action is None:
+            raise InputError(f"unknown key {raw_key!r}; the keys are the long options of 'kgen {command_name}': "
+                             f"{', '.join(sorted(by_key))}", file=path)
+        values[action.dest] = config_value(action, raw_key, value, path)
+        action.required = False
+        if not action.option_strings:  # the positional input: optional once the file names it
+            action.nargs = "?"
+        action.default = None if isinstance(action, argparse._ExtendAction) else _FROM_CONFIG
+    provenance.CONFIG_FILE = provenance.config_record(path, data)
+    return values
+
+
+def fill_from_config(args: argparse.Namespace, values: dict[str, object]) -> None:
+    """Options the command line did not give take the config file's value."""
+    for dest, value in values.items():
+        current = getattr(args, dest, None)
+        if current is _FROM_CONFIG or current is None:
+            setattr(args, dest, value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).",
                     formatter_class=HelpFormatter)
@@ -265,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
     add_output_arguments(anon)
     anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    add_config_argument(anon)
 
     check = command("check", "verify that a released CSV satisfies the privacy model")
     check.add_argument("input", help="the released CSV file")
@@ -293,6 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")
     add_output_arguments(apply)
     apply.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    add_config_argument(apply)
 
     risk = command("risk", "re-identification risk of any table (anonymized or not) on its QIs")
     risk.add_argument("input", help="the table to measure (a release or raw data)")
@@ -413,7 +533,7 @@ WORKING_ON: dict[str, object] = {}
 def read_input(path: str, sep: str | None, qis: int) -> Table:
     WORKING_ON.clear()
     WORKING_ON["file"] = path
-    table = read_csv(path, sep) if sep else read_csv(path)
+    table = read_table(path, sep)
     WORKING_ON.update(rows=table.n, qis=qis)
     return table
 
@@ -730,7 +850,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(argv: Sequence[str] | None) -> int:
     try:
         try:
-            args = build_parser().parse_args(argv)
+            parser = build_parser()
+            from_config = apply_config_file(parser, list(sys.argv[1:] if argv is None else argv))
+            args = parser.parse_args(argv)
+            fill_from_config(args, from_config)
             return COMMANDS[args.command](args)
         except Interrupted as stop:
             if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
@@ -762,6 +885,7 @@ def run_command(argv: Sequence[str] | None) -> int:
     finally:
         WORKING_ON.clear()
         provenance.COMMAND_LINE = None
+        provenance.CONFIG_FILE = None
 
 
 if __name__ == "__main__":

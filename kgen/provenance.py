@@ -26,6 +26,8 @@ CHUNK = 1 << 20
 BUILDERS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
 # Set by the command line (kgen.cli.main) while it runs: a report then records the command, not an API call.
 COMMAND_LINE: list[str] | None = None
+# Set by the command line while it runs with `--config FILE`: {"path", "bytes", "sha256"} of the bytes it read.
+CONFIG_FILE: dict | None = None
 
 
 class ChecksumError(InputError):
@@ -45,6 +47,12 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: handle.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def config_record(path: str | os.PathLike, data: bytes) -> dict:
+    """{"path", "absolute_path", "bytes", "sha256"} of a `--config` file, from the very bytes that were parsed."""
+    return {"path": str(path), "absolute_path": str(Path(path).resolve()), "bytes": len(data),
+            "sha256": sha256_bytes(data)}
 
 
 def file_record(path: str | os.PathLike) -> dict:
@@ -116,7 +124,10 @@ def hierarchy_source(source: str, hierarchy: object) -> dict:
 def invocation() -> dict:
     """The command line when kgen runs as a command, else that the Python API was called."""
     if COMMAND_LINE is not None:
-        return {"kind": "command line", "argv": list(COMMAND_LINE)}
+        out: dict = {"kind": "command line", "argv": list(COMMAND_LINE)}
+        if CONFIG_FILE is not None:
+            out["config_file"] = dict(CONFIG_FILE)  # the options read from it: path, size and SHA-256
+        return out
     return {"kind": "python api", "call": "kgen.anonymize(data, Config(...))", "argv_of_host": list(sys.argv)}
 
 

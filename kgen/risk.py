@@ -373,7 +373,7 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
     """`kgen risk`: read the table (and the population, generalized by `report`'s node when given) and
     measure it."""
     from kgen import apply as applying
-    from kgen.table import read_csv
+    from kgen.table import read_table
 
     saved = applying.load_report(report) if report else None
     if not qis:
@@ -383,12 +383,12 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
     validate_threshold(threshold)
     if sampling_fraction is not None:
         validate_fraction(sampling_fraction)
-    table = read_csv(path)
+    table = read_table(path)
     for column in qis:
         table.column(column)
     pop = None
     if population is not None:
-        pop = read_csv(population)
+        pop = read_table(population)
         for column in qis:
             pop.column(column)
         if saved is not None:

@@ -127,3 +127,53 @@ def test_cargo_has_the_papers_3942_rows_without_the_trailing_line_of_commas():
     cargo = common.load_cargo()
     assert cargo.table.n == 3942 and len(cargo.candidates) == 97
     assert all(v != "" for v in cargo.table.column("nr"))
+
+
+def test_plots_redraw_into_the_out_folder_and_leave_the_results_folder_untouched(tmp_path):
+    results = common.RESULTS
+    before = {p.name: p.stat().st_mtime_ns for p in results.glob("*.png")}
+    out = tmp_path / "figures"
+    assert plots.main(["--out", str(out)]) == 0
+    written = sorted(p.name for p in out.glob("*.png"))
+    assert {"fig7_time.png", "fig10_los.png", "convergence.png"} <= set(written)
+    assert all((out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in written)
+    assert {p.name: p.stat().st_mtime_ns for p in results.glob("*.png")} == before
+
+
+def test_los_figure_draws_the_suppression_limit_and_no_label_points_to_the_spec(tmp_path):
+    import matplotlib.pyplot as plt
+
+    rows = read_rows(common.RESULTS / "fraud.csv")
+    fig, ax = plt.subplots()
+    plots.draw_panel(ax, rows, "los", "fraud")
+    limit = [line for line in ax.get_lines() if line.get_label().startswith("suppression limit")]
+    assert limit and set(limit[0].get_ydata()) == {plots.SUPPRESSION_LIMIT}
+    assert ax.get_legend() is not None and ax.get_legend().get_bbox_to_anchor().y0 < ax.bbox.y0  # below the axes
+    plt.close(fig)
+    for _, _, ylabel, title in plots.FIGURES.values():
+        assert "SPEC" not in ylabel + title and "§" not in ylabel + title
+
+
+def test_the_convergence_plot_is_drawn_against_evaluations(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    captured = {}
+    original = plt.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        captured["x"] = [list(line.get_xdata()) for line in fig.axes[0].get_lines()]
+        captured["label"] = fig.axes[1].get_xlabel()
+        return original(fig, *args, **kwargs)
+
+    meta = json.dumps({"dataset": "cargo2000", "q": 25, "seed": 0, "max_evaluations": 300})
+    with open(tmp_path / "convergence.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "algorithm", "generation", "evaluations", "best_log", "feasible_fraction",
+                         "seconds", "optimum_log", "meta"])
+        writer.writerows([["kgen", "kgen", 0, 100, 0.9, 0.1, 0.1, "", meta],
+                          ["kgen", "kgen", 1, 200, 0.8, 0.5, 0.2, "", meta],
+                          ["kgen+", "kgen+", 0, 40, 0.95, 0.2, 0.1, "", meta]])
+    monkeypatch.setattr(plt.Figure, "savefig", keep)
+    plots.convergence_figure(tmp_path, tmp_path / "out")
+    assert captured["x"] == [[100, 200], [40]] and "evaluations" in captured["label"]
+    assert (tmp_path / "out" / "convergence.png").exists()
