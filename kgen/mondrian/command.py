@@ -145,7 +145,18 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
     }
 
 
+def require_frames() -> None:
+    """Mondrian works on pandas frames and reads fragments with pyarrow (both optional extras): one line,
+    exit 2, when either is missing, before anything is read."""
+    import importlib.util
+
+    missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(f"kgen mondrian needs {' and '.join(missing)}: pip install \"kgen[pandas,parquet]\"")
+
+
 def run_mondrian(args: argparse.Namespace) -> int:
+    require_frames()
     from kgen.check_mondrian import check_release
     from kgen.mondrian.api import build_spec, numeric_columns
     from kgen.mondrian.core import anonymize_fragment, summary
@@ -267,6 +278,7 @@ def describe_run(body: dict, output: Path, report: Path) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    require_frames()
     from kgen.check_mondrian import check_release
 
     strategies = strategies_of(args.generalization) or {}
