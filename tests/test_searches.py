@@ -475,3 +475,14 @@ def test_sparse_tags_keep_their_memo_bounded():
         tags.get(node)
         assert len(tags.decided) <= 50
     assert tags.get((2, 2, 2, 2)) == 1 and tags.get((0, 0, 0, 0)) == 0  # answers unchanged by clearing
+
+
+def test_the_ga_leaves_the_callers_global_random_state_as_it_was() -> None:
+    heights, generators = (3, 2, 4), [(1, 1, 2), (2, 0, 3)]
+    random.seed(12345)
+    before = random.getstate()
+    first = KGen(population=10).run(up_set_problem(heights, generators), Limits(max_evaluations=30, seed=7))
+    assert random.getstate() == before  # the caller's stream is untouched
+    second = KGen(population=10).run(up_set_problem(heights, generators), Limits(max_evaluations=30, seed=7))
+    untimed = [[{k: v for k, v in g.items() if k != "seconds"} for g in r.trace] for r in (first, second)]
+    assert first.best.node == second.best.node and untimed[0] == untimed[1]  # and the run is reproducible

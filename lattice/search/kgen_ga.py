@@ -152,11 +152,17 @@ class KGen:
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         if limits.max_evaluations is None:
             limits = replace(limits, max_evaluations=self.max_evaluations)
-        random.seed(limits.seed)  # SPEC section 9: DEAP's own operators draw from the global `random`
-        run = _Run(self, problem, Budget(problem, limits), random.Random(limits.seed))
-        params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
-                      tagging=run.tags is not None, descent=run.descent)
-        return guarded(run.budget, self.name, run.body, params)
+        # SPEC section 9: DEAP's own operators draw from the global `random`, so it is seeded for the run, and
+        # the caller's global random state is given back afterwards, whatever happens.
+        caller = random.getstate()
+        random.seed(limits.seed)
+        try:
+            run = _Run(self, problem, Budget(problem, limits), random.Random(limits.seed))
+            params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
+                          tagging=run.tags is not None, descent=run.descent)
+            return guarded(run.budget, self.name, run.body, params)
+        finally:
+            random.setstate(caller)
 
 
 class _Run:
