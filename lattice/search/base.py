@@ -238,6 +238,14 @@ EVALUATE_ALL_MAX_NODES = 1 << 21
 BESTFIRST_MAX_NODES = 1 << 25
 
 
+def refuse_box_beyond(name: str, box: Box, max_nodes: int) -> None:
+    """Refuse (InputError) a box of more than `max_nodes` nodes whatever the limits: a search whose tables are
+    sized by the box (best-first, Incognito) cannot even start on a larger one."""
+    if box.size > max_nodes:
+        raise InputError(f"the search box has {box.size:,} nodes; '{name}' handles at most {max_nodes:,}: use "
+                         "'kgen' (the genetic algorithm) or 'certify' for this many QIs")
+
+
 def require_limit_beyond(name: str, problem: Problem, limits: Limits, max_nodes: int, why: str,
                          time_only: bool = False) -> None:
     """Refuse (InputError) a box of more than `max_nodes` nodes unless the limits bound the run.

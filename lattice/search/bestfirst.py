@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lattice.box import Box
-from lattice.errors import InputError
 from lattice.node import Node
 from lattice.search.base import (
     BESTFIRST_MAX_NODES,
@@ -37,6 +36,7 @@ from lattice.search.base import (
     Problem,
     SearchResult,
     guarded,
+    refuse_box_beyond,
     require_limit_beyond,
 )
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags
@@ -76,9 +76,7 @@ class BestFirst:
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         box = problem.box
-        if box.size > self.max_nodes:
-            raise InputError(f"the search box has {box.size:,} nodes; the exact search 'bestfirst' handles at "
-                             f"most {self.max_nodes:,}: use 'kgen' (the genetic algorithm) for this many QIs")
+        refuse_box_beyond(self.name, box, self.max_nodes)
         if not problem.monotone_feasibility:  # no tagging: it may evaluate (and keep) every node
             require_limit_beyond(self.name, problem, limits, EVALUATE_ALL_MAX_NODES,
                                  "may evaluate every node when feasibility is not monotone and keeps each evaluation")

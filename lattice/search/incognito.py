@@ -32,9 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lattice.errors import InputError
 from lattice.node import Node
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded, refuse_box_beyond
 from lattice.search.tags import FEASIBLE, UNKNOWN, DenseTags
 
 
@@ -52,9 +51,7 @@ class Incognito:
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         box = problem.box
-        if box.size > self.max_nodes:
-            raise InputError(f"the search box has {box.size:,} nodes; 'incognito' handles at most "
-                             f"{self.max_nodes:,}: use 'kgen' (the genetic algorithm) for this many QIs")
+        refuse_box_beyond(self.name, box, self.max_nodes)
         budget = Budget(problem, limits)
         monotone = problem.monotone_feasibility
         if not monotone:
