@@ -147,35 +147,29 @@ class DeviceEvaluator(NodeEvaluator):
         self.__dict__.update(state)
         self.backend = backend_for(self.device)
 
-    def evaluate(self, node: Sequence[int]) -> Evaluation:
-        return self.evaluate_many([node])[0]
-
-    def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
-        """Evaluations in input order; the distinct uncached nodes go to the device as one batch."""
+    def compute_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
+        """Evaluations in input order, the nodes sent to the device as one batch (the evaluator's cache keeps
+        them)."""
         keys = [tuple(int(v) for v in node) for node in nodes]
-        new = [node for node in dict.fromkeys(keys) if node not in self._cache]
-        if new:
-            self.stats["batches"] += 1
-            if self.on_device:
-                self._evaluate_on_device(new)
-            else:
-                for node in new:
-                    NodeEvaluator.evaluate(self, node)
-                self.stats["host_nodes"] += len(new)
-        return [self._cache[key] for key in keys]
+        self.stats["batches"] += 1
+        if self.on_device:
+            return self._evaluate_on_device(keys)
+        self.stats["host_nodes"] += len(keys)
+        return super().compute_many(keys)
 
-    def _evaluate_on_device(self, nodes: list[Node]) -> None:
+    def _evaluate_on_device(self, nodes: list[Node]) -> list[Evaluation]:
         assert self.spec is not None
         figures = xp_kernel.batch_stats(self.device_table, nodes, self.spec)
         self.stats["host_copies"] += 1
         self.stats["device_nodes"] += len(nodes)
         n = self.table.n
         heights = self.table.heights
+        out = []
         for node, (classes, suppressed, smallest, squares) in zip(nodes, figures.tolist()):
             # as fitness.metrics.discernibility: the float64 sum of the squares plus |S| n (equal whenever the
             # squares sum below 2**53, i.e. n < 9.4e7; past that this one is the exactly rounded value)
             dm = float(np.float64(squares) + suppressed * n)
-            self._cache[node] = Evaluation(
+            out.append(Evaluation(
                 node=node,
                 feasible=suppressed <= self.max_suppressed,
                 loss=float(objective_loss(self.objective, node, heights, n, classes, suppressed, dm)),
@@ -186,7 +180,8 @@ class DeviceEvaluator(NodeEvaluator):
                 smallest_class=int(smallest) if classes else 0,
                 dm=dm,
                 aecs=(n - suppressed) / classes if classes else 0.0,
-            )
+            ))
+        return out
 
     def feasible(self, node: Sequence[int]) -> bool:
         return self.evaluate(node).feasible

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -40,6 +41,17 @@ class Evaluation:
     aecs: float
 
 
+class Runner(Protocol):
+    """Where a batch of new nodes is computed: in this process (no runner), on local worker processes or
+    threads, or on a Dask cluster (kgen/parallel.py). A runner holds no node cache: the evaluator owns it."""
+
+    def evaluate_batch(self, evaluator: NodeEvaluator, nodes: list[Node]) -> list[Evaluation]:
+        """`evaluator.compute_many(nodes)`, computed wherever the runner runs, in input order."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class NodeEvaluator:
     """Evaluates nodes of an encoded table under privacy models and a suppression limit t (a fraction).
 
@@ -48,7 +60,7 @@ class NodeEvaluator:
     """
 
     def __init__(self, table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,
-                 objective: Objective | None = None, kernel: str = "fast") -> None:
+                 objective: Objective | None = None, kernel: str = "fast", runner: Runner | None = None) -> None:
         if kernel not in ("fast", "bitset"):
             raise ValueError(f"unknown kernel {kernel!r}")
         self.table = table
@@ -57,6 +69,7 @@ class NodeEvaluator:
         self.max_suppressed = math.floor(suppression_limit * table.n + 1e-9)
         self.objective = objective or Precision()
         self.kernel = kernel
+        self.runner = runner
         # objectives that cost cells (NCP, Loss, entropy) must know which rows are suppressed
         self.objective_rows = bool(getattr(self.objective, "needs_rows", False))
         self.needs_rows = any(m.needs_rows for m in self.models) or self.objective_rows
@@ -116,18 +129,38 @@ class NodeEvaluator:
             bad |= model.violating(partition, self.table)
         return bad
 
+    def cached(self, node: Sequence[int]) -> Evaluation | None:
+        """The node's evaluation if it was evaluated before, else None (nothing is computed)."""
+        return self._cache.get(tuple(int(v) for v in node))
+
     def evaluate(self, node: Sequence[int]) -> Evaluation:
+        return self.evaluate_many([node])[0]
+
+    def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
+        """Evaluations in input order: cached ones from the cache, the new ones computed in one batch (by the
+        runner when there is one) and cached."""
+        keys = [tuple(int(v) for v in n) for n in nodes]
+        new = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if new:
+            computed = self.runner.evaluate_batch(self, new) if self.runner is not None else self.compute_many(new)
+            for key, e in zip(new, computed):
+                self._cache[key] = e
+        return [self._cache[k] for k in keys]
+
+    def compute_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
+        """Compute evaluations without reading or writing the node cache (what a runner's worker runs)."""
+        return [self.compute(n) for n in nodes]
+
+    def compute(self, node: Sequence[int]) -> Evaluation:
+        """Compute one node's evaluation (the node cache is neither read nor written)."""
         node = tuple(int(v) for v in node)
-        cached = self._cache.get(node)
-        if cached is not None:
-            return cached
         released, suppressed, partition, bad = self.released_and_suppressed(node)
         n = self.table.n
         extra = {}
         if self.objective_rows:
             assert partition is not None and partition.rows is not None and bad is not None
             extra["suppressed_rows"] = np.flatnonzero(bad[partition.rows]) if suppressed else _NO_ROWS
-        e = Evaluation(
+        return Evaluation(
             node=node,
             feasible=suppressed <= self.max_suppressed,
             loss=float(self.objective(node, released, suppressed, self.table, **extra)),
@@ -139,11 +172,6 @@ class NodeEvaluator:
             dm=discernibility(released, suppressed, n),
             aecs=aecs(released, suppressed, n),
         )
-        self._cache[node] = e
-        return e
-
-    def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
-        return [self.evaluate(n) for n in nodes]
 
     def clear_cache(self) -> None:
         """Forget every cached evaluation, so that a benchmark times each search from a cold cache."""

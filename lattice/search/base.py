@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,6 +18,9 @@ import numpy as np
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node
+from lattice.search.stopping import Stopped, StopSearch
+
+__all__ = ["Stopped", "StopSearch"]  # re-exported: they live in lattice/search/stopping.py
 
 
 class Evaluation(Protocol):
@@ -71,25 +73,6 @@ class Limits:
     on_progress: Callable[[int, Evaluation | None], None] | None = None
 
 
-class Stopped(str, Enum):
-    """Why a search ended: every value a search can report (the report's `stopped`).
-
-    A str, so it compares equal to its value and is written as that value in JSON and text.
-    """
-
-    COMPLETE = "complete"  # the search ran to its end (or evaluated every node of its box): exact for exact searches
-    BUDGET = "budget"  # the distinct-evaluation budget (`max_evaluations`) was used up
-    TIME = "time"  # the time limit passed
-    STALLED = "stalled"  # KGen only: `max_stall` generations evaluated no new node, or `patience` found no better one
-    INTERRUPTED = "interrupted"  # a KeyboardInterrupt (Ctrl-C) during the search
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-
 @dataclass
 class SearchResult:
     """The result of a search. `best` is None when no feasible node was found; `stopped` says why it ended."""
@@ -116,14 +99,6 @@ class Search(Protocol):
     name: str
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult: ...
-
-
-class StopSearch(Exception):
-    """Raised by the Budget when the evaluation budget or the time limit is used up."""
-
-    def __init__(self, reason: Stopped) -> None:
-        super().__init__(reason)
-        self.reason = Stopped(reason)
 
 
 def objective_key(e: Evaluation) -> tuple:
