@@ -7,6 +7,9 @@ boxes too large for an array. Shared by OLA, best-first and the GA's `kgen+` pre
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
 import numpy as np
 
 from lattice.box import Box
@@ -102,3 +105,35 @@ class SparseTags:
 
 def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
     return DenseTags(box) if box.size <= dense_limit else SparseTags(box.dims)
+
+
+class KnowsEvaluations(Protocol):
+    """What `feasibility` needs of a search's Budget."""
+
+    def known(self, node: Node) -> Any: ...
+
+    def evaluate_many(self, nodes: Iterable[Node]) -> list[Any]: ...
+
+
+def decided(budget: KnowsEvaluations, tags: DenseTags | SparseTags | None, node: Node) -> bool | None:
+    """What the search already knows of a node's feasibility: from its own evaluations, else from the tags,
+    else None."""
+    known = budget.known(node)
+    if known is not None:
+        return bool(known.feasible)
+    if tags is None:
+        return None
+    tag = tags.get(node)
+    return True if tag == FEASIBLE else False if tag == INFEASIBLE else None
+
+
+def feasibility(budget: KnowsEvaluations, tags: DenseTags | SparseTags | None, nodes: Sequence[Node]) -> list[bool]:
+    """Whether each node is feasible: decided ones for free, the others evaluated in one batch (and tagged)."""
+    answers = {node: decided(budget, tags, node) for node in dict.fromkeys(nodes)}
+    unknown = [node for node, answer in answers.items() if answer is None]
+    if unknown:
+        for node, e in zip(unknown, budget.evaluate_many(unknown)):
+            answers[node] = bool(e.feasible)
+            if tags is not None:
+                tags.tag(node, e.feasible)
+    return [bool(answers[node]) for node in nodes]
