@@ -86,14 +86,14 @@ def test_roll_up_from_any_more_specific_node_equals_the_direct_classes(table: En
 @given(tables(max_rows=80), st.integers(1, 3))
 def test_the_rollup_cache_evaluator_matches_the_reference_on_every_node(table: EncodedTable, k: int) -> None:
     evaluator = NodeEvaluator(table, [KAnonymity(k)], 0.1)
-    evaluator._rollup.min_saving = 0  # roll up even on tiny tables, so the roll-up path is what is tested
-    evaluator._rollup.max_fraction = 1.0
+    evaluator.state.class_tables.min_saving = 0  # roll up even on tiny tables, so the roll-up path is what is tested
+    evaluator.state.class_tables.max_fraction = 1.0
     for node in reversed(all_nodes(table)):  # also from the top down, where no source is below
         sizes = np.array(reference_sizes(table, node), dtype=np.int64)
         e = evaluator.evaluate(node)
         assert e.suppressed == int(sizes[sizes < k].sum())
         assert e.classes == int((sizes >= k).sum())
-    assert evaluator._rollup.hits + evaluator._rollup.misses == len(all_nodes(table))
+    assert evaluator.state.class_tables.hits + evaluator.state.class_tables.misses == len(all_nodes(table))
 
 
 @SETTINGS

@@ -24,11 +24,11 @@ from fitness.models import (
     RecursiveCLDiversity,
     TCloseness,
     class_entropy,
+    class_recursive_ratio,
     equal_distance,
     l_diversity,
     model_from_description,
     ordered_distance,
-    recursive_ratio,
     t_closeness,
     value_counts,
     value_order,
@@ -90,7 +90,7 @@ def test_models_match_a_per_class_recomputation(pairs: list[tuple[int, str]], nu
         ranked = sorted(counter.values(), reverse=True)
         for l in (1, 2, 3):  # noqa: E741
             tail = sum(ranked[l - 1:])
-            assert recursive_ratio(vc, l)[c] == (pytest.approx(ranked[0] / tail) if tail else math.inf)
+            assert class_recursive_ratio(vc, l)[c] == (pytest.approx(ranked[0] / tail) if tail else math.inf)
         assert equal[c] == pytest.approx(naive_emd(counter, every, order, False), abs=1e-12)
         assert ordered[c] == pytest.approx(naive_emd(counter, every, order, True), abs=1e-12)
 
@@ -189,7 +189,7 @@ def test_check_figures_equal_the_models_figures_on_random_classes() -> None:
         assert np.allclose(measures["entropy"], class_entropy(vc), atol=1e-12)
         assert np.allclose(measures["t_equal"], equal_distance(vc, q), atol=1e-12)
         assert np.allclose(measures["t_ordered"], ordered_distance(vc, q, value_order(labels)), atol=1e-12)
-        assert np.array_equal(check_ratio(measures, 2), recursive_ratio(vc, 2))
+        assert np.array_equal(check_ratio(measures, 2), class_recursive_ratio(vc, 2))
 
 
 def test_check_fails_a_released_class_that_breaks_l_diversity() -> None:
