@@ -54,8 +54,9 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
 
     While `span` is at most max(4 n, 65,536) the values are counted with `np.bincount` into `span` bins; past
     that the key is sorted (as uint32 when the span fits) and the runs of equal values are measured. The sort
-    takes a permutation (`argsort`) only when per-row ids or weights need it; representatives are then found
-    by a binary search in the distinct values, and only when there are at most `max_groups` of them.
+    takes a permutation (`argsort`) only when per-row ids or weights need it; without one, representatives
+    are found by a binary search in the distinct values. Representatives come back only when there are at
+    most `max_groups` distinct values (they cost a pass over the rows).
 
     Parameters
     ----------
@@ -79,7 +80,6 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
     if n == 0:
         return KeyCounts(_EMPTY, _EMPTY if values else None, _EMPTY if ids else None,
                          _EMPTY if representatives else None)
-    wanted = representatives
     if span <= _count_limit(n):
         counts = np.bincount(key, weights=weights, minlength=span)
         if weights is None:
@@ -89,7 +89,7 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
             present = np.bincount(key, minlength=span) > 0
             sizes = counts[present].astype(np.int64)
         reps = None
-        if wanted and (max_groups is None or sizes.size <= max_groups):
+        if representatives and (max_groups is None or sizes.size <= max_groups):
             last = np.empty(span, dtype=np.int64)
             last[key] = np.arange(n)  # any row of a value represents it; the last write wins
             reps = last[present]
@@ -113,12 +113,12 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
         row_ids = np.empty(n, dtype=np.int64)
         row_ids[order] = np.cumsum(starts) - 1
     reps = None
-    if wanted and order is not None:
-        reps = order[first]
-    elif wanted and (max_groups is None or sizes.size <= max_groups):
-        rank = np.searchsorted(ordered[first], compact)
-        reps = np.empty(sizes.size, dtype=np.int64)
-        reps[rank] = np.arange(n)
+    if representatives and (max_groups is None or sizes.size <= max_groups):
+        if order is not None:
+            reps = order[first]
+        else:
+            reps = np.empty(sizes.size, dtype=np.int64)
+            reps[np.searchsorted(ordered[first], compact)] = np.arange(n)
     return KeyCounts(sizes, ordered[first].astype(np.int64) if values else None, row_ids, reps)
 
 

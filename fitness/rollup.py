@@ -130,6 +130,10 @@ class RollupCache:
         self.hits = 0
         self.misses = 0
 
+    def __len__(self) -> int:
+        """How many class tables are kept (the bottom node's anchor aside)."""
+        return len(self._tables)
+
     def _rebuild_index(self) -> None:
         self._keys = list(self._tables)
         self._nodes = np.array(self._keys, dtype=np.int32).reshape(len(self._keys), len(self.table.qis))
