@@ -192,7 +192,19 @@ class DeviceEvaluator(NodeEvaluator):
 def make_evaluator(table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,
                    objective: Objective | None = None, kernel: str = "fast", device: str = "cpu") -> NodeEvaluator:
     """The evaluator of a device: "cpu" the plain `NodeEvaluator`, "gpu" / "array" a `DeviceEvaluator`.
-    InputError for an unknown device, or for "gpu" without CuPy or without a GPU."""
+
+    Parameters
+    ----------
+    table, models, suppression_limit, objective, kernel
+        As `NodeEvaluator`.
+    device : str
+        "cpu", "gpu" (CuPy) or "array" (the device code on numpy).
+
+    Returns
+    -------
+    NodeEvaluator
+        The evaluator; InputError for an unknown device, or for "gpu" without CuPy or without a GPU.
+    """
     if device == "cpu":
         return NodeEvaluator(table, models, suppression_limit, objective, kernel)
     if device not in DEVICES:

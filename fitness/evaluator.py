@@ -182,7 +182,20 @@ class NodeEvaluator:
         return self.table.derived("support map", lambda: SupportMap.build(self.table))
 
     def partition(self, node: Sequence[int], with_rows: bool = False) -> Partition:
-        """The node's classes (with each row's class when `with_rows`) from the evaluator's kernel."""
+        """The node's classes from the evaluator's kernel (no model applied, nothing cached).
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+        with_rows : bool
+            Also map each row to its class (`Partition.rows`).
+
+        Returns
+        -------
+        Partition
+            Every class of the node, suppressed or not.
+        """
         if self.kernel == "bitset":
             return self.support_map.partition(node, with_rows)
         columns, cards = self.table.columns(node)
@@ -219,7 +232,18 @@ class NodeEvaluator:
         return bad
 
     def cached(self, node: Sequence[int]) -> Evaluation | None:
-        """The node's evaluation if it was evaluated before, else None (nothing is computed)."""
+        """The node's evaluation if it was evaluated before, else None (nothing is computed).
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+
+        Returns
+        -------
+        Evaluation or None
+            From the node cache (`state.evaluations`).
+        """
         return self.state.evaluations.get(tuple(int(v) for v in node))
 
     def evaluate(self, node: Sequence[int]) -> Evaluation:
@@ -227,8 +251,19 @@ class NodeEvaluator:
         return self.evaluate_many([node])[0]
 
     def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
-        """Evaluations in input order: cached ones from the cache, the new ones computed in one batch (by the
-        runner when there is one) and cached."""
+        """Evaluate nodes: cached ones from the cache, the new ones computed in one batch (by the runner when
+        there is one) and cached.
+
+        Parameters
+        ----------
+        nodes : sequence of sequences of int
+            The nodes (repeats allowed; each distinct new node is computed once).
+
+        Returns
+        -------
+        list of Evaluation
+            One per node, in input order.
+        """
         cache = self.state.evaluations
         keys = [tuple(int(v) for v in n) for n in nodes]
         new = list(dict.fromkeys(k for k in keys if k not in cache))
@@ -269,8 +304,22 @@ class NodeEvaluator:
         self.state.clear()
 
     def feasible(self, node: Sequence[int]) -> bool:
-        """Whether the node is feasible. With the bitset kernel and `sizes_only`, refinement stops as soon as
-        the classes set aside (smaller than `floor`) exceed the suppression budget (no full evaluation)."""
+        """Whether the node is feasible.
+
+        With the bitset kernel and `sizes_only`, refinement stops as soon as the classes set aside (smaller than
+        `floor`) exceed the suppression budget, and the verdict is kept in `state.verdicts` (no evaluation is
+        cached); otherwise the node is evaluated.
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+
+        Returns
+        -------
+        bool
+            Whether it suppresses at most `max_suppressed` rows.
+        """
         node = tuple(int(v) for v in node)
         cached = self.state.evaluations.get(node)
         if cached is not None:
@@ -293,6 +342,17 @@ class NodeEvaluator:
         return tuple(int(q.cards[x]) for q, x in zip(self.table.qis, node))
 
     def suppressed_rows(self, node: Sequence[int]) -> np.ndarray:
-        """Boolean mask of the rows this node suppresses."""
+        """The rows this node suppresses (in classes that break a model).
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+
+        Returns
+        -------
+        np.ndarray
+            Boolean mask over the n rows.
+        """
         partition = self.partition(node, with_rows=True)
         return self.violating(partition)[partition.rows]

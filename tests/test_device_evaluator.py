@@ -25,9 +25,8 @@ from fitness import kernel, xp_kernel
 from fitness.device_evaluator import DeviceEvaluator, backend_for, make_evaluator
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import NodeEvaluator
-from fitness.models import CountRule, DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
+from fitness.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
 from fitness.objective import AverageClassSize, Discernibility, NormalizedCertaintyPenalty, Precision
-from fitness.partition import Partition
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
@@ -240,27 +239,9 @@ class AtLeast:
 
     k: int
     name: ClassVar[str] = "at-least"
-    needs_rows: ClassVar[bool] = False
-    monotone: ClassVar[bool] = True
-    monotone_with_suppression: ClassVar[bool] = True
 
-    @property
-    def min_class_size(self) -> int:
-        return self.k
-
-    @property
-    def count_rule(self) -> CountRule:
-        return CountRule(self.k)
-
-    @property
-    def params(self) -> dict:
-        return {"k": self.k}
-
-    def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
-        return partition.sizes < self.k
-
-    def describe(self) -> dict:
-        return {"model": self.name, **self.params}
+    def __getattr__(self, member: str) -> object:  # everything else as KAnonymity(k) answers it
+        return getattr(KAnonymity(self.k), member)
 
 
 @dataclass(frozen=True)
