@@ -163,7 +163,8 @@ def measure(rows: int, methods: list[str], nodes: int, cpu_nodes: int, batch: in
             check = make(method, table)
             assert check.evaluate_many(checked) == reference.evaluate_many(checked), method
     evaluators = {m: make(m, table) for m in methods}
-    evaluators["cpu"]._rollup.anchor()  # the roll-up's one-off bottom table: built before timing, not in a node
+    # the roll-up's one-off bottom table: built before timing, not in a node
+    evaluators["cpu"].state.class_tables.anchor()
     upload = {}
     for m, e in evaluators.items():
         if isinstance(e, DeviceEvaluator):

@@ -8,11 +8,13 @@ namespace kernel (`fitness.xp_kernel`) per new node and a single device-to-host 
 It is a `NodeEvaluator` (same constructor arguments plus `device`), so every search, `kgen.api` and the
 report code use it unchanged; what it does not evaluate on the device it inherits:
 
-- on the device: k-anonymity and distinct l-diversity; the LOG, DM and AECS objectives (all computed from
-  the four per-node figures);
-- on the CPU (the inherited fast kernel, per batch): entropy and recursive l-diversity, t-closeness, and the
-  cell-cost objectives (NCP, Loss, non-uniform entropy). Their cost is exactly the CPU evaluator's; the
-  device copy of the table is then not even made. `on_device` and `fallback_reason` say which path runs.
+- on the device: the privacy models that are nothing but counts (their `count_rule`: k-anonymity and
+  distinct l-diversity) and the objectives that follow from a summary of the classes (`from_summary`: LOG,
+  DM and AECS, from the four per-node figures through `Objective.summary_loss`);
+- on the CPU (the inherited fast kernel, per batch): every other model (entropy and recursive
+  l-diversity, t-closeness) or objective (NCP, Loss, non-uniform entropy). Their cost is exactly the CPU
+  evaluator's; the device copy of the table is then not even made. `on_device` and `fallback_reason` say
+  which path runs. Nothing here tests a model's or an objective's type: it asks them.
 
 `device`: "cpu" is the plain `NodeEvaluator` (see `make_evaluator`); "gpu" runs the kernel on CuPy; "array"
 runs the very same kernel on numpy, so CI exercises the GPU code path without a GPU.
@@ -29,15 +31,14 @@ import numpy as np
 from fitness import xp_kernel
 from fitness.encoding import EncodedTable
 from fitness.evaluator import Evaluation, NodeEvaluator
-from fitness.metrics import suppression_loss
-from fitness.models import DistinctLDiversity, KAnonymity, PrivacyModel
-from fitness.objective import AverageClassSize, Discernibility, Objective, Precision
+from fitness.metrics import suppressed_fraction
+from fitness.models import PrivacyModel
+from fitness.objective import Objective
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 
 DEVICES = ("cpu", "gpu", "array")
 GPU_EXTRA = 'pip install "kgen[gpu]"'
-DEVICE_OBJECTIVES = (Precision, Discernibility, AverageClassSize)
 
 
 def backend_for(device: str) -> xp_kernel.Backend:
@@ -56,33 +57,18 @@ def backend_for(device: str) -> xp_kernel.Backend:
 
 
 def device_spec(models: Sequence[PrivacyModel]) -> xp_kernel.ModelSpec | None:
-    """The kernel's view of the models, or None when one of them must run on the CPU."""
-    k = 1
-    distinct: list[tuple[str, int]] = []
-    for model in models:
-        if type(model) is KAnonymity:
-            k = max(k, int(model.k))
-        elif type(model) is DistinctLDiversity:
-            distinct.append((model.column, int(model.l)))
-        else:
-            return None
-    return xp_kernel.ModelSpec(k, tuple(distinct))
+    """The kernel's view of the models, or None when one of them is more than counts (no `count_rule`).
 
-
-def objective_loss(objective: Objective, node: Node, heights: Sequence[int], n: int, classes: int,
-                   suppressed: int, dm: float) -> float:
-    """The loss of the device objectives from the node's figures, exactly as each objective computes it from
-    the released class sizes (tests compare the two field by field)."""
-    if type(objective) is Precision:
-        return precision_loss(node, heights)
-    if type(objective) is Discernibility:
-        return dm / (n * n) if n else 0.0
-    if type(objective) is AverageClassSize:
-        groups = classes + (1 if suppressed else 0)
-        if n <= 1 or groups == 0:
-            return 0.0
-        return (n / groups - 1.0) / (n - 1.0)
-    raise TypeError(f"not a device objective: {objective!r}")
+    The kernel's k is the largest `min_class_size` (a class below it breaks some model; for distinct
+    l-diversity that is l, which its distinct count would reject anyway), and each rule on a column adds its
+    (column, least distinct values) pair.
+    """
+    rules = [m.count_rule for m in models]
+    if any(rule is None for rule in rules):
+        return None
+    k = max((m.min_class_size for m in models), default=1)
+    distinct = tuple((rule.column, rule.min_distinct) for rule in rules if rule is not None and rule.column is not None)
+    return xp_kernel.ModelSpec(k, distinct)
 
 
 class DeviceEvaluator(NodeEvaluator):
@@ -119,9 +105,9 @@ class DeviceEvaluator(NodeEvaluator):
         self.spec = device_spec(self.models)
         self.fallback_reason: str | None = None
         if self.spec is None:
-            names = sorted({m.name for m in self.models if type(m) not in (KAnonymity, DistinctLDiversity)})
+            names = sorted({m.name for m in self.models if m.count_rule is None})
             self.fallback_reason = f"privacy model(s) {', '.join(names)} evaluated on the CPU"
-        elif type(self.objective) not in DEVICE_OBJECTIVES:
+        elif not self.objective.from_summary:
             self.fallback_reason = f"metric {self.objective.name} evaluated on the CPU"
         self.on_device = self.fallback_reason is None
         self._device_table: xp_kernel.DeviceTable | None = None
@@ -172,9 +158,9 @@ class DeviceEvaluator(NodeEvaluator):
             out.append(Evaluation(
                 node=node,
                 feasible=suppressed <= self.max_suppressed,
-                loss=float(objective_loss(self.objective, node, heights, n, classes, suppressed, dm)),
+                loss=float(self.objective.summary_loss(node, classes, suppressed, dm, self.table)),
                 log=precision_loss(node, heights),
-                los=suppression_loss(suppressed, n),
+                los=suppressed_fraction(suppressed, n),
                 suppressed=int(suppressed),
                 classes=int(classes),
                 smallest_class=int(smallest) if classes else 0,
@@ -206,7 +192,19 @@ class DeviceEvaluator(NodeEvaluator):
 def make_evaluator(table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,
                    objective: Objective | None = None, kernel: str = "fast", device: str = "cpu") -> NodeEvaluator:
     """The evaluator of a device: "cpu" the plain `NodeEvaluator`, "gpu" / "array" a `DeviceEvaluator`.
-    InputError for an unknown device, or for "gpu" without CuPy or without a GPU."""
+
+    Parameters
+    ----------
+    table, models, suppression_limit, objective, kernel
+        As `NodeEvaluator`.
+    device : str
+        "cpu", "gpu" (CuPy) or "array" (the device code on numpy).
+
+    Returns
+    -------
+    NodeEvaluator
+        The evaluator; InputError for an unknown device, or for "gpu" without CuPy or without a GPU.
+    """
     if device == "cpu":
         return NodeEvaluator(table, models, suppression_limit, objective, kernel)
     if device not in DEVICES:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 
 from lattice.hierarchy import Hierarchy
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +40,23 @@ class EncodedTable:
     n: int
     qis: tuple[EncodedQI, ...]
     sensitive: dict[str, tuple[np.ndarray, tuple[str, ...]]] = field(default_factory=dict)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """`build()`, computed once per table and kept with it.
+
+        Figures that depend on the table alone (the support map, t-closeness' reference distribution, the cell
+        costs of NCP, Loss and entropy) live exactly as long as the table that owns them: no module-level
+        cache. They are not pickled: a copy sent to a worker derives its own when it needs them.
+        """
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_derived"] = {}
+        return state
 
     @cached_property
     def heights(self) -> tuple[int, ...]:  # cached: read on every node evaluation

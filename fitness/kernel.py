@@ -1,9 +1,9 @@
 """The fast exact kernel: class sizes from mixed-radix integer keys over the code columns.
 
 Columns are folded into one int64 key, `key = key * card + code`; when the next column would overflow it,
-the key is re-densified first (by counting when its span is small, else by sorting). The classes are then
-counted with `np.bincount` when the span is small, else by sorting (as uint32 when the span fits: about
-1.6x faster) and taking run lengths. SPEC section 8: never `np.unique` here.
+the key is re-densified first. Every counting of keys, here and in `fitness.models` (sensitive values per
+class), goes through `count_keys`: `np.bincount` when the key's span is small, else a sort (as uint32 when
+the span fits: about 1.6x faster) and run lengths. SPEC section 8: never `np.unique` here.
 
 `group` is the general form used by the roll-up (`fitness.rollup`): rows may carry weights (the sizes of
 the classes they stand for), and each class gets a representative row.
@@ -12,6 +12,7 @@ the classes they stand for), and each class gets a representative row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,26 +20,113 @@ from fitness.partition import Partition
 
 _MAX_SPAN = 1 << 62
 _U32 = 1 << 32
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def _count_limit(n: int) -> int:
     return max(4 * n, 1 << 16)
 
 
-def densify(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
-    """Renumber key values to 0..d-1 keeping their order; returns (new key, d)."""
-    if span <= _count_limit(key.size):
-        present = np.bincount(key, minlength=span) > 0
-        remap = np.cumsum(present) - 1
-        return remap[key], int(present.sum())
-    order = np.argsort(key.astype(np.uint32) if span <= _U32 else key)
-    ordered = key[order]
-    starts = np.empty(key.size, dtype=bool)
+class KeyCounts(NamedTuple):
+    """The distinct values of a key, in increasing order, and what `count_keys` was asked for about them.
+
+    Attributes
+    ----------
+    sizes : np.ndarray
+        int64, per distinct value the number of rows holding it (or the sum of their weights).
+    values : np.ndarray or None
+        int64, the distinct values themselves (when asked for).
+    ids : np.ndarray or None
+        Per row, the rank of its value among the distinct values (when asked for).
+    representatives : np.ndarray or None
+        One row holding each distinct value (when asked for and there are at most `max_groups` values).
+    """
+
+    sizes: np.ndarray
+    values: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    representatives: np.ndarray | None = None
+
+
+def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *, values: bool = False,
+               ids: bool = False, representatives: bool = False, max_groups: int | None = None) -> KeyCounts:
+    """Count the distinct values of an integer key: the one home of the count-or-sort idiom.
+
+    While `span` is at most max(4 n, 65,536) the values are counted with `np.bincount` into `span` bins; past
+    that the key is sorted (as uint32 when the span fits) and the runs of equal values are measured. The sort
+    takes a permutation (`argsort`) only when per-row ids or weights need it; without one, representatives
+    are found by a binary search in the distinct values. Representatives come back only when there are at
+    most `max_groups` distinct values (they cost a pass over the rows).
+
+    Parameters
+    ----------
+    key : np.ndarray
+        Non-negative integers below `span`, one per row.
+    span : int
+        An upper bound (exclusive) on the key's values.
+    weights : np.ndarray, optional
+        Positive integer weights per row: sizes are then sums of weights.
+    values, ids, representatives : bool
+        What to return beside the sizes (see `KeyCounts`).
+    max_groups : int, optional
+        Representatives only when there are at most this many distinct values.
+
+    Returns
+    -------
+    KeyCounts
+        Sizes in increasing order of the key's values, with what was asked for.
+    """
+    n = key.size
+    if n == 0:
+        return KeyCounts(_EMPTY, _EMPTY if values else None, _EMPTY if ids else None,
+                         _EMPTY if representatives else None)
+    if span <= _count_limit(n):
+        counts = np.bincount(key, weights=weights, minlength=span)
+        if weights is None:
+            present = counts > 0
+            sizes = counts[present]
+        else:  # a present value may not weigh zero: every weight is positive
+            present = np.bincount(key, minlength=span) > 0
+            sizes = counts[present].astype(np.int64)
+        reps = None
+        if representatives and (max_groups is None or sizes.size <= max_groups):
+            last = np.empty(span, dtype=np.int64)
+            last[key] = np.arange(n)  # any row of a value represents it; the last write wins
+            reps = last[present]
+        return KeyCounts(sizes, np.flatnonzero(present) if values else None,
+                         (np.cumsum(present) - 1)[key] if ids else None, reps)
+    compact = key.astype(np.uint32) if span <= _U32 else key
+    order = np.argsort(compact) if ids or weights is not None else None
+    ordered = compact[order] if order is not None else np.sort(compact)
+    starts = np.empty(n, dtype=bool)
     starts[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    dense = np.empty(key.size, dtype=np.int64)
-    dense[order] = np.cumsum(starts) - 1
-    return dense, int(starts.sum())
+    first = np.flatnonzero(starts)
+    if weights is None:
+        sizes = np.diff(np.append(first, n))
+    else:
+        assert order is not None
+        sizes = np.add.reduceat(weights[order], first).astype(np.int64, copy=False)
+    row_ids = None
+    if ids:
+        assert order is not None
+        row_ids = np.empty(n, dtype=np.int64)
+        row_ids[order] = np.cumsum(starts) - 1
+    reps = None
+    if representatives and (max_groups is None or sizes.size <= max_groups):
+        if order is not None:
+            reps = order[first]
+        else:
+            reps = np.empty(sizes.size, dtype=np.int64)
+            reps[np.searchsorted(ordered[first], compact)] = np.arange(n)
+    return KeyCounts(sizes, ordered[first].astype(np.int64) if values else None, row_ids, reps)
+
+
+def densify(key: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """Renumber key values to 0..d-1 keeping their order; returns (new key, d)."""
+    counted = count_keys(key, span, ids=True)
+    assert counted.ids is not None
+    return counted.ids, int(counted.sizes.size)
 
 
 def combine(columns: Sequence[np.ndarray], cards: Sequence[int], n: int) -> tuple[np.ndarray, int]:
@@ -77,84 +165,30 @@ def group(columns: Sequence[np.ndarray], cards: Sequence[int], n: int, weights: 
     Classes are numbered in the order of their keys.
     """
     if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, (empty if with_ids else None)
-    key, span = combine(columns, cards, n)
-    if span <= _count_limit(n):
-        counts = np.bincount(key, weights=weights, minlength=span)
-        if weights is None:
-            present = counts > 0
-        else:  # a present class may not weigh zero: every weight is positive
-            present = np.bincount(key, minlength=span) > 0
-            counts = counts.astype(np.int64)
-        last = np.empty(span, dtype=np.int64)
-        last[key] = np.arange(n)  # any row of a class represents it; the last write wins
-        ids = (np.cumsum(present) - 1)[key] if with_ids else None
-        return counts[present], last[present], ids
-    order = np.argsort(key.astype(np.uint32) if span <= _U32 else key)
-    ordered = key[order]
-    starts = np.empty(n, dtype=bool)
-    starts[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    first = np.flatnonzero(starts)
-    if weights is None:
-        sizes = np.diff(np.append(first, n))
-    else:
-        sizes = np.add.reduceat(weights[order], first)
-    ids = None
-    if with_ids:
-        ids = np.empty(n, dtype=np.int64)
-        ids[order] = np.cumsum(starts) - 1
-    return sizes.astype(np.int64, copy=False), order[first], ids
+        return _EMPTY, _EMPTY, (_EMPTY if with_ids else None)
+    counted = count_keys(*combine(columns, cards, n), weights, ids=with_ids, representatives=True)
+    assert counted.representatives is not None
+    return counted.sizes, counted.representatives, counted.ids
 
 
 def sizes_and_representatives(columns: Sequence[np.ndarray], cards: Sequence[int], n: int,
-                               max_classes: int) -> tuple[np.ndarray, np.ndarray | None]:
+                              max_classes: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Class sizes, and one representative row per class when there are at most `max_classes` classes.
 
     Cheaper than `group` when many classes are expected: the sort path sorts the keys without a
-    permutation and finds representatives (by binary search in the distinct keys) only when they are
-    wanted.
+    permutation and finds representatives only when they are wanted.
     """
     if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    key, span = combine(columns, cards, n)
-    if span <= _count_limit(n):
-        counts = np.bincount(key, minlength=span)
-        present = counts > 0
-        sizes = counts[present]
-        if sizes.size > max_classes:
-            return sizes, None
-        last = np.empty(span, dtype=np.int64)
-        last[key] = np.arange(n)
-        return sizes, last[present]
-    compact = key.astype(np.uint32) if span <= _U32 else key
-    ordered = np.sort(compact)
-    starts = np.empty(n, dtype=bool)
-    starts[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    first = np.flatnonzero(starts)
-    sizes = np.diff(np.append(first, n))
-    if sizes.size > max_classes:
-        return sizes, None
-    ids = np.searchsorted(ordered[first], compact)
-    representatives = np.empty(sizes.size, dtype=np.int64)
-    representatives[ids] = np.arange(n)
-    return sizes, representatives
+        return _EMPTY, _EMPTY
+    counted = count_keys(*combine(columns, cards, n), representatives=True, max_groups=max_classes)
+    return counted.sizes, counted.representatives
 
 
 def class_sizes(columns: Sequence[np.ndarray], cards: Sequence[int], n: int) -> np.ndarray:
     """Only the class sizes (the cheapest path: a plain sort, no permutation, when counting cannot do)."""
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    key, span = combine(columns, cards, n)
-    if span <= _count_limit(n):
-        counts = np.bincount(key, minlength=span)
-        return counts[counts > 0]
-    ordered = np.sort(key.astype(np.uint32) if span <= _U32 else key)
-    bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    return np.diff(np.concatenate(([0], bounds, [n])))
+        return _EMPTY
+    return count_keys(*combine(columns, cards, n)).sizes
 
 
 def partition(columns: Sequence[np.ndarray], cards: Sequence[int], n: int, with_rows: bool = False) -> Partition:

@@ -6,11 +6,11 @@ import numpy as np
 
 from lattice.node import height, precision_loss
 
-__all__ = ["aecs", "discernibility", "height", "precision_loss", "suppression_loss"]
+__all__ = ["aecs", "discernibility", "height", "precision_loss", "suppressed_fraction"]
 
 
-def suppression_loss(suppressed: int, n: int) -> float:
-    """LOS: the fraction of suppressed rows."""
+def suppressed_fraction(suppressed: int, n: int) -> float:
+    """LOS, the paper's "suppression loss": the fraction of suppressed rows."""
     return suppressed / n if n else 0.0
 
 

@@ -1,11 +1,14 @@
 """Privacy models: constraints on the classes of a node. A class that breaks one is suppressed.
 
-A model answers, for each class of a partition, whether the class violates it. The evaluator suppresses
-violating classes within the suppression limit; models never see rows they do not need.
+Every model implements `PrivacyModel` (after ARX's privacy criteria): a per-class check vectorized over the
+class table (`violating`), the smallest class it allows (`min_class_size`), whether feasibility stays
+monotone under generalization without and with suppression, what it reads (`needs_rows`), and, when it is
+nothing but counts, the `CountRule` an array kernel evaluates without the model's code. The evaluator's fast
+paths ask these, never a model's type: see docs/privacy-models.md, "Adding a model".
 
 Models on a sensitive attribute (l-diversity, t-closeness) read `table.sensitive[column] = (codes, labels)`
-and `partition.rows`; they count the (class, sensitive value) pairs with one `bincount` (or a sort when the
-dense count table would be too large), never with a Python loop over rows or classes.
+and `partition.rows`; they count the (class, sensitive value) pairs with `fitness.kernel.count_keys`, never
+with a Python loop over rows or classes.
 
 The ordered t-closeness distance needs an order of the sensitive values: numeric order when every label
 parses as a number, otherwise the labels' string order (so one missing or text value among numbers makes
@@ -15,14 +18,15 @@ the order lexicographic: "100" < "20"). See docs/privacy-models.md.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
 from fitness.encoding import EncodedTable
+from fitness.kernel import count_keys
+from fitness.labels import is_number
 from fitness.partition import Partition
 from lattice.errors import InputError
 
@@ -31,34 +35,104 @@ TOLERANCE = 1e-9
 _CHUNK_CELLS = 1 << 22
 
 
+@dataclass(frozen=True)
+class CountRule:
+    """A model that is nothing but counts per class, in the form array kernels evaluate without the model's
+    code (`fitness.xp_kernel.ModelSpec`): a class breaks it iff it has fewer than `min_rows` rows, or, with a
+    `column`, fewer than `min_distinct` distinct values of that sensitive column.
+
+    Parameters
+    ----------
+    min_rows : int
+        Classes with fewer rows break the model.
+    column : str, optional
+        The sensitive column whose distinct values are counted (None: the rule is the row count alone).
+    min_distinct : int
+        Classes with fewer distinct values of `column` break the model.
+    """
+
+    min_rows: int
+    column: str | None = None
+    min_distinct: int = 0
+
+
 class PrivacyModel(Protocol):
-    """`needs_rows`: the model reads `partition.rows` (row -> class).
-    `monotone_with_suppression`: feasibility stays monotone under generalization when t > 0 (SPEC section 3);
-    with t = 0 every model here is monotone."""
+    """The interface every privacy model implements (ARX's criteria: minimal class size, monotonicity).
+
+    Attributes
+    ----------
+    name : str
+        Short name for messages ("k-anonymity", "entropy-l-diversity", ...).
+    params : dict
+        The model's parameters for reports (`describe()` is {"model": family} plus these).
+    needs_rows : bool
+        `violating` reads `partition.rows` (row -> class) and the sensitive columns; when False it reads the
+        class sizes alone, so the evaluator may hand it sizes counted by any kernel (roll-up, bitsets).
+    min_class_size : int
+        Every class with fewer rows breaks the model (k for k-anonymity, l for distinct l-diversity, 1 for
+        t-closeness). The evaluator's floor is the largest over its models: classes below it are suppressed
+        without asking further (the bitset kernel's early stop).
+    monotone : bool
+        Without suppression, a node's generalizations are feasible when it is (true of every model here).
+    monotone_with_suppression : bool
+        The same when classes may be suppressed (t > 0): SPEC section 3.
+    count_rule : CountRule or None
+        The model as counts for array kernels (the device evaluator); None when it is more than that.
+    """
 
     name: str
     needs_rows: bool
+    min_class_size: int
+    monotone: bool
     monotone_with_suppression: bool
+    count_rule: CountRule | None
 
-    def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray: ...
+    @property
+    def params(self) -> dict: ...
 
-    def describe(self) -> dict: ...
+    def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Per class of `partition`, whether it breaks the model (a bool mask of `partition.count`)."""
+        ...
+
+    def describe(self) -> dict:
+        """{"model": family, **params}: what a report saves and `model_from_description` reads back."""
+        ...
 
 
 @dataclass(frozen=True)
 class KAnonymity:
-    """Every released class has at least k rows."""
+    """Every released class has at least k rows.
+
+    Parameters
+    ----------
+    k : int
+        The least class size.
+    """
 
     k: int
-    name: str = "k-anonymity"
-    needs_rows: bool = False
-    monotone_with_suppression: bool = True
+    name: ClassVar[str] = "k-anonymity"
+    needs_rows: ClassVar[bool] = False
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = True
+
+    @property
+    def min_class_size(self) -> int:
+        return self.k
+
+    @property
+    def count_rule(self) -> CountRule:
+        return CountRule(self.k)
+
+    @property
+    def params(self) -> dict:
+        return {"k": self.k}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Classes smaller than k."""
         return partition.sizes < self.k
 
     def describe(self) -> dict:
-        return {"model": self.name, "k": self.k}
+        return {"model": self.name, **self.params}
 
 
 # --- counting sensitive values per class ---------------------------------------------------------------
@@ -93,19 +167,10 @@ def value_counts(partition: Partition, table: EncodedTable, column: str) -> Valu
     card = max(len(labels), 1)
     count = partition.count
     key = partition.rows.astype(np.int64) * card + codes
-    span = count * card
-    if span <= max(4 * key.size, 1 << 16):
-        counts = np.bincount(key, minlength=span)
-        keys = np.flatnonzero(counts)
-        found = counts[keys]
-    else:
-        ordered = np.sort(key)
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if ordered.size else \
-            np.zeros(0, dtype=np.int64)
-        keys = ordered[starts]
-        found = np.diff(np.concatenate((starts, [ordered.size])))
-    cls = keys // card
-    return ValueCounts(cls, keys % card, found, partition.sizes, np.bincount(cls, minlength=count))
+    counted = count_keys(key, count * card, values=True)
+    assert counted.values is not None
+    cls = counted.values // card
+    return ValueCounts(cls, counted.values % card, counted.sizes, partition.sizes, np.bincount(cls, minlength=count))
 
 
 def class_entropy(vc: ValueCounts) -> np.ndarray:
@@ -118,7 +183,7 @@ def class_entropy(vc: ValueCounts) -> np.ndarray:
     return np.maximum(np.nan_to_num(h), 0.0)
 
 
-def recursive_ratio(vc: ValueCounts, l: int) -> np.ndarray:  # noqa: E741 (l is the model's name for it)
+def class_recursive_ratio(vc: ValueCounts, l: int) -> np.ndarray:  # noqa: E741 (l is the model's name for it)
     """Per class, r_1 / (r_l + ... + r_m) with r_1 >= r_2 >= ... the value counts (inf when the class has
     fewer than l values). Recursive (c, l)-diversity holds iff this ratio is below c."""
     order = np.lexsort((-vc.count, vc.cls))
@@ -131,17 +196,10 @@ def recursive_ratio(vc: ValueCounts, l: int) -> np.ndarray:  # noqa: E741 (l is 
         return np.where(tail > 0, top / np.where(tail > 0, tail, 1.0), np.inf)
 
 
-def _is_number(label: str) -> bool:
-    try:
-        return math.isfinite(float(label))
-    except ValueError:
-        return False
-
-
 def value_order(labels: tuple[str, ...]) -> np.ndarray:
     """rank[code] = position of the value in the order used by the ordered distance: numeric when every
     label is a number, else the labels' string order (codes are already sorted that way)."""
-    if labels and all(_is_number(v) for v in labels):
+    if labels and all(is_number(v) for v in labels):
         order = np.argsort(np.array([float(v) for v in labels]), kind="stable")
     else:
         order = np.argsort(np.array(labels, dtype=object), kind="stable") if labels else np.zeros(0, np.int64)
@@ -150,17 +208,16 @@ def value_order(labels: tuple[str, ...]) -> np.ndarray:
     return rank
 
 
-_GLOBAL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+def reference_distribution(table: EncodedTable, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """The value distribution of the whole table (t-closeness' reference q) and the value ranks of the
+    ordered distance; derived once per table and kept by it (`EncodedTable.derived`)."""
 
-
-def _global_distribution(table: EncodedTable, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """The value distribution of the whole table (t-closeness' reference) and the value ranks; cached."""
-    per_table = _GLOBAL.setdefault(table, {})
-    if column not in per_table:
+    def build() -> tuple[np.ndarray, np.ndarray]:
         codes, labels = sensitive_column(table, column)
         q = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(table.n, 1)
-        per_table[column] = (q, value_order(labels))
-    return per_table[column]
+        return q, value_order(labels)
+
+    return table.derived(("t-closeness reference", column), build)
 
 
 def equal_distance(vc: ValueCounts, q: np.ndarray) -> np.ndarray:
@@ -197,89 +254,178 @@ def ordered_distance(vc: ValueCounts, q: np.ndarray, rank: np.ndarray) -> np.nda
     return np.clip(out, 0.0, 1.0)
 
 
-# --- the models ------------------------------------------------------------------------------------------
+# --- the models on a sensitive attribute ------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DistinctLDiversity:
-    """Every released class holds at least l distinct values of the sensitive attribute."""
+    """Every released class holds at least l distinct values of the sensitive attribute.
+
+    Parameters
+    ----------
+    column : str
+        The sensitive column.
+    l : int
+        The least number of distinct values per class.
+    """
 
     column: str
     l: int  # noqa: E741 (l is the model's name for it)
-    name: str = "distinct-l-diversity"
-    needs_rows: bool = True
-    monotone_with_suppression: bool = True
+    name: ClassVar[str] = "distinct-l-diversity"
+    needs_rows: ClassVar[bool] = True
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = True
+
+    @property
+    def min_class_size(self) -> int:
+        return self.l  # fewer rows cannot hold l distinct values
+
+    @property
+    def count_rule(self) -> CountRule:
+        return CountRule(self.l, self.column, self.l)
+
+    @property
+    def params(self) -> dict:
+        return {"variant": "distinct", "l": self.l, "sensitive": self.column}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Classes with fewer than l distinct sensitive values."""
         return value_counts(partition, table, self.column).distinct < self.l
 
     def describe(self) -> dict:
-        return {"model": "l-diversity", "variant": "distinct", "l": self.l, "sensitive": self.column}
+        return {"model": "l-diversity", **self.params}
+
+
+def _least_rows_for_entropy(l: float) -> int:  # noqa: E741 (l is the model's name for it)
+    """The fewest rows whose entropy can reach ln l within TOLERANCE (s rows have entropy at most ln s)."""
+    target = math.log(l) - TOLERANCE
+    rows = max(1, math.ceil(l))
+    while rows > 1 and math.log(rows - 1) >= target:
+        rows -= 1
+    return rows
 
 
 @dataclass(frozen=True)
 class EntropyLDiversity:
-    """Every released class has sensitive-value entropy -sum p log p >= log l."""
+    """Every released class has sensitive-value entropy -sum p ln p >= ln l.
+
+    Parameters
+    ----------
+    column : str
+        The sensitive column.
+    l : float
+        The entropy bound's l (may be fractional).
+    """
 
     column: str
     l: float  # noqa: E741 (l is the model's name for it)
-    name: str = "entropy-l-diversity"
-    needs_rows: bool = True
-    monotone_with_suppression: bool = False
+    name: ClassVar[str] = "entropy-l-diversity"
+    needs_rows: ClassVar[bool] = True
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = False
+    count_rule: ClassVar[CountRule | None] = None
+
+    @property
+    def min_class_size(self) -> int:
+        return _least_rows_for_entropy(self.l)
+
+    @property
+    def params(self) -> dict:
+        return {"variant": "entropy", "l": self.l, "sensitive": self.column}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Classes whose sensitive-value entropy is below ln l (TOLERANCE absorbs rounding)."""
         h = class_entropy(value_counts(partition, table, self.column))
         return h < math.log(self.l) - TOLERANCE
 
     def describe(self) -> dict:
-        return {"model": "l-diversity", "variant": "entropy", "l": self.l, "sensitive": self.column}
+        return {"model": "l-diversity", **self.params}
 
 
 @dataclass(frozen=True)
 class RecursiveCLDiversity:
     """Recursive (c, l)-diversity: with value counts r_1 >= r_2 >= ... >= r_m in a class,
-    r_1 < c (r_l + r_{l+1} + ... + r_m). A class with fewer than l values breaks it."""
+    r_1 < c (r_l + r_{l+1} + ... + r_m). A class with fewer than l values breaks it.
+
+    Parameters
+    ----------
+    column : str
+        The sensitive column.
+    c : float
+        The bound on r_1 relative to the tail (c > 0).
+    l : int
+        Where the tail starts.
+    """
 
     column: str
     c: float
     l: int  # noqa: E741 (l is the model's name for it)
-    name: str = "recursive-cl-diversity"
-    needs_rows: bool = True
-    monotone_with_suppression: bool = False
+    name: ClassVar[str] = "recursive-cl-diversity"
+    needs_rows: ClassVar[bool] = True
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = False
+    count_rule: ClassVar[CountRule | None] = None
+
+    @property
+    def min_class_size(self) -> int:
+        return self.l  # fewer rows hold fewer than l values
+
+    @property
+    def params(self) -> dict:
+        return {"variant": "recursive", "c": self.c, "l": self.l, "sensitive": self.column}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
-        return ~(recursive_ratio(value_counts(partition, table, self.column), self.l) < self.c)
+        """Classes where r_1 is not below c times the tail r_l + ... + r_m."""
+        return ~(class_recursive_ratio(value_counts(partition, table, self.column), self.l) < self.c)
 
     def describe(self) -> dict:
-        return {"model": "l-diversity", "variant": "recursive", "c": self.c, "l": self.l,
-                "sensitive": self.column}
+        return {"model": "l-diversity", **self.params}
 
 
 @dataclass(frozen=True)
 class TCloseness:
     """The distribution of the sensitive values in every released class is within EMD t of their
-    distribution in the whole table. `distance`: "equal" (categorical) or "ordered" (ordered values)."""
+    distribution in the whole table.
+
+    Parameters
+    ----------
+    column : str
+        The sensitive column.
+    t : float
+        The largest earth mover's distance allowed, in [0, 1].
+    distance : str
+        "equal" (categorical values, total variation) or "ordered" (ordered values, Li et al.).
+    """
 
     column: str
     t: float
     distance: str = "equal"
-    name: str = "t-closeness"
-    needs_rows: bool = True
-    monotone_with_suppression: bool = False
+    name: ClassVar[str] = "t-closeness"
+    needs_rows: ClassVar[bool] = True
+    min_class_size: ClassVar[int] = 1
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = False
+    count_rule: ClassVar[CountRule | None] = None
 
     def __post_init__(self) -> None:
         if self.distance not in DISTANCES:
             raise InputError(f"unknown t-closeness distance {self.distance!r}; choose equal or ordered")
 
+    @property
+    def params(self) -> dict:
+        return {"t": self.t, "distance": self.distance, "sensitive": self.column}
+
     def distances(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Per class, its EMD to the whole table's distribution."""
         vc = value_counts(partition, table, self.column)
-        q, rank = _global_distribution(table, self.column)
+        q, rank = reference_distribution(table, self.column)
         return equal_distance(vc, q) if self.distance == "equal" else ordered_distance(vc, q, rank)
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Classes farther than t (TOLERANCE absorbs rounding)."""
         return self.distances(partition, table) > self.t + TOLERANCE
 
     def describe(self) -> dict:
-        return {"model": self.name, "t": self.t, "distance": self.distance, "sensitive": self.column}
+        return {"model": self.name, **self.params}
 
 
 DISTANCES = ("equal", "ordered")
@@ -304,6 +450,7 @@ def l_diversity(column: str, l: float, variant: str = "distinct", c: float | Non
 
 
 def t_closeness(column: str, t: float, distance: str = "equal") -> TCloseness:
+    """The t-closeness model; InputError for t outside [0, 1] or an unknown distance."""
     if not 0.0 <= t <= 1.0:
         raise InputError(f"t of t-closeness must be in [0, 1], got {t}")
     return TCloseness(column, float(t), distance)
@@ -322,17 +469,36 @@ def model_from_description(d: Mapping[str, object]) -> PrivacyModel:
     raise InputError(f"unknown privacy model in the report: {dict(d)!r}")
 
 
-def sensitive_figures(partition: Partition, released: np.ndarray, table: EncodedTable, column: str,
-                      recursive_l: int | None = None) -> dict:
-    """The privacy figures of the released classes (`released[c]` true) for one sensitive attribute:
-    the least distinct l, the least entropy l (exp of the least entropy), the largest equal and ordered
-    t-closeness distances, and with `recursive_l` the largest r_1 / (r_l + ... + r_m) (recursive (c, l)
-    holds for every c above it). None when nothing is released."""
+def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTable, column: str,
+                    recursive_l: int | None = None) -> dict:
+    """The privacy figures of the released classes for one sensitive attribute (the report's `privacy`).
+
+    Parameters
+    ----------
+    partition : Partition
+        The node's classes, with `rows`.
+    released : np.ndarray
+        Per class, whether it is released (not suppressed).
+    table : EncodedTable
+        The table holding the sensitive column.
+    column : str
+        The sensitive column.
+    recursive_l : int, optional
+        With recursive (c, l)-diversity, its l: the figures then include the largest r_1 / (r_l + ... + r_m)
+        (the model holds for every c above it).
+
+    Returns
+    -------
+    dict
+        sensitive, classes, min_distinct_l, min_entropy_l (exp of the least entropy), max_t_equal and
+        max_t_ordered (the largest equal and ordered t-closeness distances), and with `recursive_l`
+        recursive_l and max_recursive_ratio; the figures are None when nothing is released.
+    """
     vc = value_counts(partition, table, column)
     if not released.any():
         return {"sensitive": column, "classes": 0, "min_distinct_l": None, "min_entropy_l": None,
                 "max_t_equal": None, "max_t_ordered": None}
-    q, rank = _global_distribution(table, column)
+    q, rank = reference_distribution(table, column)
     figures = {
         "sensitive": column,
         "classes": int(released.sum()),
@@ -343,5 +509,5 @@ def sensitive_figures(partition: Partition, released: np.ndarray, table: Encoded
     }
     if recursive_l is not None:
         figures["recursive_l"] = int(recursive_l)
-        figures["max_recursive_ratio"] = float(recursive_ratio(vc, recursive_l)[released].max())
+        figures["max_recursive_ratio"] = float(class_recursive_ratio(vc, recursive_l)[released].max())
     return figures

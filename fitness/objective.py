@@ -15,23 +15,30 @@ metric are in docs/metrics.md. Summary (n rows, q QIs, S the suppressed rows, E 
   generalized value); a suppressed cell costs as if fully generalized, -log2(#original / n); the sum is
   divided by that of the fully generalized table.
 
-`monotone` means the loss never decreases when a level rises, whatever is suppressed: only LOG. The others
-never decrease among nodes that suppress nothing (`monotone_without_suppression`), because releasing a
-suppressed row can lower them; the evaluator turns that into `monotone_loss` when the limit is 0.
+Every objective implements `Objective` and declares what the evaluator and the searches may rely on:
+`monotone` (the loss never decreases when a level rises, whatever is suppressed: only LOG),
+`monotone_without_suppression` (the same among nodes that suppress nothing: every objective here, because
+only releasing a suppressed row can lower them; the evaluator turns it into `monotone_loss` when the limit
+is 0), `needs_rows` (the loss reads which rows are suppressed), `from_summary` (the loss follows from the
+released class count, the suppressed row count and DM alone: what the array device computes), and
+`lower_bound` (a loss the node cannot go below, from the node alone, where the objective has one).
+
+The word "loss" here always means an objective's value in [0, 1]; the metric named `loss` is ARX's
+generalized-interval loss (`GeneralizedLoss`), and LOG / LOS are the precision and suppression figures every
+evaluation carries whatever the objective.
 """
 
 from __future__ import annotations
 
-import math
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
 from fitness.encoding import EncodedQI, EncodedTable
-from fitness.metrics import aecs, discernibility, suppression_loss
+from fitness.labels import is_number
+from fitness.metrics import aecs, discernibility, suppressed_fraction
 from lattice.errors import InputError
 from lattice.node import height, precision_loss
 
@@ -39,65 +46,170 @@ from lattice.node import height, precision_loss
 class Objective(Protocol):
     """A loss in [0, 1] (lower is better) of a node given its released class sizes.
 
-    `monotone`: the loss never decreases when a level rises, whatever is suppressed; exact searches may
-    stop on it (OLA's optimality rests on it). Optional attributes (read with getattr, default False):
-    `monotone_without_suppression`: the same among nodes that suppress no row; `needs_rows`: the evaluator
-    passes `suppressed_rows=` (indices of the suppressed rows) to the call.
+    Attributes
+    ----------
+    name : str
+        The `--metric` name.
+    monotone : bool
+        The loss never decreases when a level rises, whatever is suppressed; exact searches may stop on it
+        (OLA's optimality rests on it).
+    monotone_without_suppression : bool
+        The same among nodes that suppress no row.
+    needs_rows : bool
+        The call needs `suppressed_rows` (indices of the suppressed rows); the evaluator then builds them.
+    from_summary : bool
+        `summary_loss` gives the loss from the released class count, the suppressed count and DM alone.
     """
 
     name: str
     monotone: bool
+    monotone_without_suppression: bool
+    needs_rows: bool
+    from_summary: bool
 
-    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
-                 table: EncodedTable) -> float: ...
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int, table: EncodedTable,
+                 suppressed_rows: np.ndarray | None = None) -> float:
+        """The loss of a node.
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node (one level per QI).
+        released_sizes : np.ndarray
+            The sizes of its released (not suppressed) classes.
+        suppressed : int
+            How many rows it suppresses.
+        table : EncodedTable
+            The table (its heights, its rows' codes).
+        suppressed_rows : np.ndarray, optional
+            Indices of the suppressed rows; required when `needs_rows` and rows are suppressed.
+
+        Returns
+        -------
+        float
+            The loss in [0, 1].
+        """
+        ...
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        """The same loss from a summary of the node's classes (only when `from_summary`, else TypeError).
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+        classes : int
+            How many classes it releases.
+        suppressed : int
+            How many rows it suppresses.
+        dm : float
+            Its discernibility (sum of squared released sizes plus suppressed * n).
+        table : EncodedTable
+            The table.
+
+        Returns
+        -------
+        float
+            The loss, equal to the call's for the same node.
+        """
+        ...
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float | None:
+        """A loss that no evaluation of `node` goes below, whatever it suppresses.
+
+        Parameters
+        ----------
+        node : sequence of int
+            The node.
+        table : EncodedTable
+            The table.
+
+        Returns
+        -------
+        float or None
+            The bound (LOG: the loss itself; cell costs: the loss with nothing suppressed), or None when the
+            objective knows none cheaper than evaluating the node (DM, AECS).
+        """
+        ...
 
 
 @dataclass(frozen=True)
 class Precision:
-    """Sweeney's precision, the paper's LOG: mean over QIs with h_i > 0 of x_i / h_i."""
+    """Sweeney's precision, the paper's LOG: mean over QIs with h_i > 0 of x_i / h_i.
 
-    name: str = "log"
-    monotone: bool = True
-    monotone_without_suppression: bool = True
-    needs_rows: bool = False
+    It depends on the node alone, so it is monotone whatever is suppressed and is its own lower bound.
+    """
+
+    name: ClassVar[str] = "log"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
         return precision_loss(node, table.heights)
 
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        return precision_loss(node, table.heights)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return precision_loss(node, table.heights)
+
 
 @dataclass(frozen=True)
 class Discernibility:
-    """DM / n^2 (DM <= n^2, since every row costs at most n)."""
+    """DM / n^2 (DM <= n^2, since every row costs at most n). No lower bound from the node alone."""
 
-    name: str = "dm"
-    monotone: bool = False
-    monotone_without_suppression: bool = True
-    needs_rows: bool = False
+    name: ClassVar[str] = "dm"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return self.summary_loss(node, int(released_sizes.size), suppressed,
+                                 discernibility(released_sizes, suppressed, table.n), table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
         n = table.n
-        return discernibility(released_sizes, suppressed, n) / (n * n) if n else 0.0
+        return dm / (n * n) if n else 0.0
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> None:
+        return None
 
 
 @dataclass(frozen=True)
 class AverageClassSize:
     """ARX's AECS n / G (G = released classes, plus one if any row is suppressed), mapped onto [0, 1] by
-    (AECS - 1) / (n - 1): 0 when every row is its own class, 1 for one class (or everything suppressed)."""
+    (AECS - 1) / (n - 1): 0 when every row is its own class, 1 for one class (or everything suppressed).
+    No lower bound from the node alone."""
 
-    name: str = "aecs"
-    monotone: bool = False
-    monotone_without_suppression: bool = True
-    needs_rows: bool = False
+    name: ClassVar[str] = "aecs"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
-        return aecs_normalized(released_sizes, suppressed, table.n)
+        return aecs_normalized(int(released_sizes.size), suppressed, table.n)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        return aecs_normalized(classes, suppressed, table.n)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> None:
+        return None
 
 
-def aecs_normalized(released_sizes: np.ndarray, suppressed: int, n: int) -> float:
-    groups = int(released_sizes.size) + (1 if suppressed else 0)
+def aecs_normalized(classes: int, suppressed: int, n: int) -> float:
+    """(n / G - 1) / (n - 1) with G = `classes` released classes plus one when rows are suppressed."""
+    groups = classes + (1 if suppressed else 0)
     if n <= 1 or groups == 0:
         return 0.0
     return (n / groups - 1.0) / (n - 1.0)
@@ -109,7 +221,7 @@ def aecs_normalized(released_sizes: np.ndarray, suppressed: int, n: int) -> floa
 class CellCosts:
     """Per QI i and level L, `leaf_cost[i][L][v]` = the cost of a cell whose original value is leaf v,
     `total[i][L]` = that cost summed over all rows, `suppressed_cost[i][v]` = the cost of a suppressed cell,
-    and `norm` = the sum that maps the loss onto [0, 1]."""
+    and `norm` = the sum that maps the summed cost onto [0, 1]. Derived once per table (`cell_costs`)."""
 
     leaf_cost: tuple[tuple[np.ndarray, ...], ...]
     total: tuple[tuple[float, ...], ...]
@@ -117,7 +229,9 @@ class CellCosts:
     leaf_codes: tuple[np.ndarray, ...]
     norm: float
 
-    def loss(self, node: Sequence[int], suppressed_rows: np.ndarray | None) -> float:
+    def normalized(self, node: Sequence[int], suppressed_rows: np.ndarray | None) -> float:
+        """The summed cost of every cell at `node`, the `suppressed_rows` (indices) costing their suppressed
+        cost, divided by `norm` (clipped to [0, 1]): the cell-cost objectives' loss."""
         if self.norm <= 0:
             return 0.0
         value = sum(self.total[i][x] for i, x in enumerate(node))
@@ -135,13 +249,6 @@ def leaf_map(qi: EncodedQI, level: int) -> np.ndarray:
     return out
 
 
-def _is_number(label: str) -> bool:
-    try:
-        return math.isfinite(float(label))
-    except ValueError:
-        return False
-
-
 def hierarchy_share(qi: EncodedQI, level: int) -> np.ndarray:
     """Per leaf, (m - 1) / (M - 1) for the value covering it at `level` (m of the M leaves)."""
     leaves = qi.cards[0]
@@ -157,7 +264,7 @@ def interval_share(qi: EncodedQI, level: int) -> np.ndarray | None:
     QI (at least two numbers, at most one other leaf: the missing token). Values that also cover the
     non-numeric leaf fall back to the hierarchy share. None for a non-numeric QI."""
     labels = qi.labels[0]
-    numeric = np.array([_is_number(v) for v in labels], dtype=bool)
+    numeric = np.array([is_number(v) for v in labels], dtype=bool)
     if numeric.sum() < 2 or (~numeric).sum() > 1:
         return None
     numbers = np.array([float(v) if ok else np.nan for v, ok in zip(labels, numeric)])
@@ -178,14 +285,10 @@ def interval_share(qi: EncodedQI, level: int) -> np.ndarray | None:
     return np.where(np.isnan(share), fallback, share)
 
 
-_COSTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _cell_costs(table: EncodedTable, kind: str) -> CellCosts:
-    per_table = _COSTS.setdefault(table, {})
-    if kind not in per_table:
-        per_table[kind] = _build_costs(table, kind)
-    return per_table[kind]
+def cell_costs(table: EncodedTable, kind: str) -> CellCosts:
+    """The cell costs of `kind` ("ncp", "loss" or "entropy") for a table, derived once and kept by the table
+    (`EncodedTable.derived`)."""
+    return table.derived(("cell costs", kind), lambda: _build_costs(table, kind))
 
 
 def _build_costs(table: EncodedTable, kind: str) -> CellCosts:
@@ -221,42 +324,56 @@ def _build_costs(table: EncodedTable, kind: str) -> CellCosts:
     return CellCosts(tuple(leaf_cost), tuple(totals), tuple(suppressed_cost), tuple(leaf_codes), norm)
 
 
-@dataclass(frozen=True)
 class CellCostObjective:
-    """A loss that sums a cost per cell (row x QI): `ncp`, `loss` or `entropy` (see the module docstring)."""
+    """A loss that sums a cost per cell (row x QI), see the module docstring; the base of `ncp`, `loss` and
+    `entropy`, which differ only in the per-cell cost (`cell_costs`). Not monotone (releasing a suppressed row
+    can lower it), monotone among nodes that suppress nothing; its lower bound is the loss with nothing
+    suppressed (a suppressed cell costs at least what any generalization of it costs)."""
 
-    name: str = "ncp"
-    monotone: bool = False
-    monotone_without_suppression: bool = True
-    needs_rows: bool = True
-
-    def __post_init__(self) -> None:
-        if self.name not in ("ncp", "loss", "entropy"):
-            raise ValueError(f"not a cell-cost metric: {self.name!r}")
+    name: ClassVar[str]
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
         if suppressed and suppressed_rows is None:
             raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
-        return _cell_costs(table, self.name).loss(node, suppressed_rows)
+        return cell_costs(table, self.name).normalized(node, suppressed_rows)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return cell_costs(table, self.name).normalized(node, None)
 
 
 @dataclass(frozen=True)
 class NormalizedCertaintyPenalty(CellCostObjective):
-    name: str = "ncp"
+    """NCP in the hierarchy form: a value covering m of the M leaves of its QI costs (m - 1) / (M - 1)."""
+
+    name: ClassVar[str] = "ncp"
 
 
 @dataclass(frozen=True)
 class GeneralizedLoss(CellCostObjective):
-    name: str = "loss"
+    """The metric `loss`, ARX's generalized-interval loss: as NCP, but on numeric QIs a value costs the width
+    of the original values it covers over the column's range."""
+
+    name: ClassVar[str] = "loss"
 
 
 @dataclass(frozen=True)
 class NonUniformEntropy(CellCostObjective):
-    name: str = "entropy"
+    """Non-uniform entropy: a cell costs -log2(#rows with its original value / #rows with its generalized
+    value), normalized by the fully generalized table's cost."""
+
+    name: ClassVar[str] = "entropy"
 
 
-OBJECTIVES = {
+OBJECTIVES: dict[str, type[Objective]] = {
     "log": Precision,
     "dm": Discernibility,
     "aecs": AverageClassSize,
@@ -276,19 +393,36 @@ def make_objective(name: str) -> Objective:
 
 def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.ndarray,
                      suppressed_rows: np.ndarray) -> dict:
-    """Every metric of a node given its released class sizes and the indices of its suppressed rows:
-    raw figures (dm, aecs as in SPEC section 3, height) and every objective's loss in [0, 1]."""
+    """Every metric of a node, for the report.
+
+    Parameters
+    ----------
+    table : EncodedTable
+        The table.
+    node : sequence of int
+        The node.
+    released_sizes : np.ndarray
+        The sizes of its released classes.
+    suppressed_rows : np.ndarray
+        Indices of its suppressed rows.
+
+    Returns
+    -------
+    dict
+        Raw figures (log, los, dm, aecs as in SPEC section 3, height) and every objective's loss in [0, 1]
+        (dm_normalized, aecs_normalized, ncp, loss, entropy).
+    """
     n = table.n
     suppressed = int(suppressed_rows.size)
     return {
         "log": precision_loss(node, table.heights),
-        "los": suppression_loss(suppressed, n),
+        "los": suppressed_fraction(suppressed, n),
         "dm": discernibility(released_sizes, suppressed, n),
         "dm_normalized": Discernibility()(node, released_sizes, suppressed, table),
         "aecs": aecs(released_sizes, suppressed, n),
-        "aecs_normalized": aecs_normalized(released_sizes, suppressed, n),
-        "ncp": _cell_costs(table, "ncp").loss(node, suppressed_rows),
-        "loss": _cell_costs(table, "loss").loss(node, suppressed_rows),
-        "entropy": _cell_costs(table, "entropy").loss(node, suppressed_rows),
+        "aecs_normalized": aecs_normalized(int(released_sizes.size), suppressed, n),
+        "ncp": cell_costs(table, "ncp").normalized(node, suppressed_rows),
+        "loss": cell_costs(table, "loss").normalized(node, suppressed_rows),
+        "entropy": cell_costs(table, "entropy").normalized(node, suppressed_rows),
         "height": height(node),
     }

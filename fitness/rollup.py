@@ -116,15 +116,23 @@ class RollupCache:
         self.max_fraction = max_fraction
         self.max_tables = max_tables
         self.min_saving = min_saving
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every class table (the settings stay)."""
         self._tables: OrderedDict[Node, ClassTable] = OrderedDict()
         self._anchor: ClassTable | None = None  # the bottom node's table: below every node, never evicted
         self._anchored = False
-        self.maps = LevelMaps(table)
+        self.maps = LevelMaps(self.table)
         self._held = 0
-        self._nodes = np.zeros((0, len(table.qis)), dtype=np.int32)
+        self._nodes = np.zeros((0, len(self.table.qis)), dtype=np.int32)
         self._keys: list[Node] = []
         self.hits = 0
         self.misses = 0
+
+    def __len__(self) -> int:
+        """How many class tables are kept (the bottom node's anchor aside)."""
+        return len(self._tables)
 
     def _rebuild_index(self) -> None:
         self._keys = list(self._tables)

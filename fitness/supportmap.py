@@ -38,9 +38,6 @@ class SupportMap:
             per_qi.append(tuple(levels))
         return cls(table.n, tuple(per_qi))
 
-    def value_bitsets(self, qi: int, level: int) -> tuple[bitarray, ...]:
-        return self.bitsets[qi][level]
-
     def classes(self, node: Sequence[int], k_floor: int = 1,
                 stop_above: int | None = None) -> tuple[list[bitarray], int]:
         """Partition refinement over whole bitsets.

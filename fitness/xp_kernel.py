@@ -17,9 +17,10 @@ kernel therefore keeps every data-dependent size on the device:
 - per node the kernel returns four int64 device scalars (released classes, suppressed rows, smallest released
   class, sum of squared released sizes); a batch of nodes comes back to the host as one (m, 4) array.
 
-Privacy models evaluated here: k-anonymity (count < k) and distinct l-diversity (distinct sensitive values
-per class < l, counted from (class, value) pair keys the same way). Other models and row-cost metrics run on
-the CPU evaluator (see `fitness.device_evaluator`).
+Privacy models evaluated here: those that are nothing but counts (`fitness.models.CountRule`): a least class
+size k (count < k) and least numbers of distinct sensitive values per class (distinct < l, counted from
+(class, value) pair keys the same way); `fitness.device_evaluator.device_spec` builds the `ModelSpec` from the
+models' rules. Other models and row-cost metrics run on the CPU evaluator (see `fitness.device_evaluator`).
 
 The few operations that differ between numpy and CuPy (counting into bins, copying to the host) go through
 `Backend`; everything else is the common array API subset both libraries implement identically.
@@ -306,8 +307,8 @@ def distinct_values(table: DeviceTable, found: Classes, column: str) -> Any:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """The privacy models the kernel evaluates: k (classes smaller are suppressed; 1 = none) and distinct
-    l-diversity as (sensitive column, l) pairs."""
+    """The privacy models the kernel evaluates: k (classes smaller are suppressed; 1 = none) and the least
+    numbers of distinct values as (sensitive column, l) pairs."""
 
     k: int = 1
     distinct: tuple[tuple[str, int], ...] = ()

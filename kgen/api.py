@@ -16,7 +16,7 @@ import numpy as np
 from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
-from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, sensitive_figures, t_closeness
+from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, privacy_figures, t_closeness
 from fitness.objective import CellCostObjective, Precision, make_objective, solution_metrics
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel, provenance
@@ -438,13 +438,13 @@ def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
 
 def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
     """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
-    column, the privacy figures of its released classes (fitness.models.sensitive_figures)."""
+    column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
     evaluator = prepared.evaluator
     partition = evaluator.partition(node, with_rows=True)
     bad = evaluator.violating(partition)
     metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
     recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
-    privacy = [sensitive_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
+    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
                for column in prepared.config.sensitive]
     return metrics, privacy
 

@@ -12,7 +12,9 @@ import pickle
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -229,6 +231,39 @@ def test_models_and_metrics_off_the_device_fall_back_to_the_cpu_evaluator(case: 
     assert not device.on_device and device.fallback_reason
     assert_same(cpu, device, list(Box.full(table.heights).nodes()))
     assert device.stats["device_nodes"] == 0 and device._device_table is None
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """k-anonymity under another name and type: the device must take it by its count rule, not its class."""
+
+    k: int
+    name: ClassVar[str] = "at-least"
+
+    def __getattr__(self, member: str) -> object:  # everything else as KAnonymity(k) answers it
+        return getattr(KAnonymity(self.k), member)
+
+
+@dataclass(frozen=True)
+class AtLeastWithoutRule(AtLeast):
+    """The same model without a count rule: the device cannot know what it checks."""
+
+    count_rule: ClassVar[None] = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(SETTINGS, max_examples=15)
+@given(table=tables(), k=st.integers(1, 4), t=st.sampled_from([0.0, 0.3]))
+def test_the_device_asks_the_models_for_their_count_rule_not_their_type(backend: xp_kernel.Backend,
+                                                                        table: EncodedTable, k: int, t: float) -> None:
+    nodes = list(Box.full(table.heights).nodes())
+    cpu = NodeEvaluator(table, [KAnonymity(k)], t)
+    device = DeviceEvaluator(table, [AtLeast(k), DistinctLDiversity("s", 2)], t, backend=backend)
+    assert device.on_device and device.spec == xp_kernel.ModelSpec(max(k, 2), (("s", 2),))
+    assert_same(NodeEvaluator(table, [KAnonymity(k), DistinctLDiversity("s", 2)], t), device, nodes)
+    fallback = DeviceEvaluator(table, [AtLeastWithoutRule(k)], t, backend=backend)
+    assert not fallback.on_device and fallback.fallback_reason == "privacy model(s) at-least evaluated on the CPU"
+    assert_same(cpu, fallback, nodes)
 
 
 def test_the_evaluator_pickles_without_its_device_arrays() -> None:

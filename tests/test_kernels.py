@@ -4,6 +4,7 @@ search agrees with exhaustive search (hypothesis, random tables and lattices).""
 from __future__ import annotations
 
 import itertools
+import pickle
 from collections import Counter
 
 import numpy as np
@@ -86,14 +87,14 @@ def test_roll_up_from_any_more_specific_node_equals_the_direct_classes(table: En
 @given(tables(max_rows=80), st.integers(1, 3))
 def test_the_rollup_cache_evaluator_matches_the_reference_on_every_node(table: EncodedTable, k: int) -> None:
     evaluator = NodeEvaluator(table, [KAnonymity(k)], 0.1)
-    evaluator._rollup.min_saving = 0  # roll up even on tiny tables, so the roll-up path is what is tested
-    evaluator._rollup.max_fraction = 1.0
+    evaluator.state.class_tables.min_saving = 0  # roll up even on tiny tables, so the roll-up path is what is tested
+    evaluator.state.class_tables.max_fraction = 1.0
     for node in reversed(all_nodes(table)):  # also from the top down, where no source is below
         sizes = np.array(reference_sizes(table, node), dtype=np.int64)
         e = evaluator.evaluate(node)
         assert e.suppressed == int(sizes[sizes < k].sum())
         assert e.classes == int((sizes >= k).sum())
-    assert evaluator._rollup.hits + evaluator._rollup.misses == len(all_nodes(table))
+    assert evaluator.state.class_tables.hits + evaluator.state.class_tables.misses == len(all_nodes(table))
 
 
 @SETTINGS
@@ -113,6 +114,67 @@ def test_kernel_group_counts_weights_and_ids_exactly(columns: list[list[int]], w
         assert sizes[c] == expected[tuple(int(a[rep]) for a in arrays)]
     assert all(ids[r] == ids[reps[ids[r]]] for r in range(n))
     assert sorted(kernel.class_sizes(arrays, cards, n).tolist()) == sorted(np.bincount(ids).tolist())
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 40), max_size=300), st.sampled_from([64, 1 << 31, 1 << 40]), st.booleans(),
+       st.integers(0, 45))
+def test_count_keys_counts_alike_on_the_counting_and_both_sorting_paths(values: list[int], span: int,
+                                                                        weighted: bool, max_groups: int) -> None:
+    """Span 64 is counted, 2^31 sorted as uint32, 2^40 sorted as int64; with and without a permutation."""
+    key = np.array(values, dtype=np.int64)
+    weights = np.arange(1, key.size + 1, dtype=np.int64) if weighted else None
+    expected: Counter = Counter()
+    for r, v in enumerate(values):
+        expected[v] += r + 1 if weighted else 1
+    distinct = sorted(expected)
+    full = kernel.count_keys(key, span, weights, values=True, ids=True, representatives=True)
+    assert full.values is not None and full.ids is not None and full.representatives is not None
+    assert full.values.tolist() == distinct
+    assert full.sizes.tolist() == [expected[v] for v in distinct]
+    assert [distinct[i] for i in full.ids.tolist()] == values
+    assert [values[r] for r in full.representatives.tolist()] == distinct
+    plain = kernel.count_keys(key, span, representatives=True, max_groups=max_groups)
+    assert plain.sizes.tolist() == [Counter(values)[v] for v in distinct]
+    if len(distinct) <= max_groups:
+        assert plain.representatives is not None
+        assert [values[r] for r in plain.representatives.tolist()] == distinct
+    else:
+        assert plain.representatives is None
+
+
+def test_clear_cache_forgets_every_evaluation_verdict_and_class_table() -> None:
+    rng = np.random.default_rng(5)
+    values = [str(v) for v in rng.integers(0, 9, 200)]
+    table = EncodedTable(200, (encode_column("q", values, Hierarchy.from_rows("q", [[str(v), str(v // 3), "*"]
+                                                                                    for v in range(9)])),))
+    fast = NodeEvaluator(table, [KAnonymity(3)], 0.1)
+    fast.state.class_tables.min_saving = 0
+    fast.state.class_tables.max_fraction = 1.0
+    bitset = NodeEvaluator(table, [KAnonymity(3)], 0.1, kernel="bitset")
+    for node in ((0,), (1,), (2,)):
+        fast.evaluate(node)
+        bitset.feasible(node)
+    assert fast.cached((1,)) is not None and fast.state.class_tables.hits + fast.state.class_tables.misses == 3
+    assert len(fast.state.class_tables) == 3
+    assert len(bitset.state.verdicts) == 3
+    for evaluator in (fast, bitset):
+        evaluator.clear_cache()
+        assert evaluator.cached((1,)) is None
+        assert not evaluator.state.evaluations and not evaluator.state.verdicts
+        assert evaluator.state.class_tables.hits == evaluator.state.class_tables.misses == 0
+        assert len(evaluator.state.class_tables) == 0
+    assert fast.state.class_tables.min_saving == 0  # clearing keeps the settings
+
+
+def test_figures_derived_from_a_table_are_built_once_kept_by_it_and_not_pickled() -> None:
+    table = EncodedTable(3, (), {})
+    builds: list[int] = []
+    assert table.derived("x", lambda: builds.append(1) or 7) == 7
+    assert table.derived("x", lambda: builds.append(1) or 8) == 7
+    assert builds == [1]
+    copy = pickle.loads(pickle.dumps(table))
+    assert copy.derived("x", lambda: 9) == 9
 
 
 def test_kernel_densifies_keys_that_would_overflow_int64() -> None:

@@ -117,6 +117,36 @@ def test_metrics_other_than_log_can_fall_when_a_level_rises_with_suppression(met
     assert zero.evaluator.monotone_loss  # with suppression limit 0, feasible nodes suppress nothing
 
 
+@settings(max_examples=30, deadline=None)
+@given(ROWS, st.integers(1, 3), st.sampled_from([0.0, 0.2, 0.5]))
+def test_each_objective_answers_its_declared_interface(rows: list, k: int, suppression: float) -> None:
+    """`lower_bound` never exceeds the loss (LOG: equals it; cell costs: equal when nothing is suppressed), and
+    `summary_loss` from the class count, suppressed count and DM equals the loss for `from_summary`."""
+    data, hierarchies = random_table(rows)
+    for metric, kind in OBJECTIVES.items():
+        objective = kind()
+        flags = (objective.monotone, objective.monotone_without_suppression, objective.needs_rows,
+                 objective.from_summary)
+        assert all(isinstance(flag, bool) for flag in flags)
+        config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False,
+                        suppression=suppression)
+        evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
+        table = evaluator.table
+        for node in NODES:
+            e = evaluator.evaluate(node)
+            bound = objective.lower_bound(node, table)
+            if bound is not None:
+                assert bound <= e.loss + 1e-12, (metric, node)
+                if metric == "log" or e.suppressed == 0:
+                    assert bound == pytest.approx(e.loss, abs=1e-12), (metric, node)
+            if objective.from_summary:
+                assert objective.summary_loss(node, e.classes, e.suppressed, e.dm, table) == e.loss
+            else:
+                with pytest.raises(TypeError):
+                    objective.summary_loss(node, e.classes, e.suppressed, e.dm, table)
+    assert [m for m, kind in OBJECTIVES.items() if kind().lower_bound((0, 0), table) is None] == ["dm", "aecs"]
+
+
 def test_log_is_monotone_whatever_is_suppressed() -> None:
     assert make_objective("log").monotone
 

@@ -9,7 +9,9 @@ import itertools
 import json
 import math
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -24,11 +26,11 @@ from fitness.models import (
     RecursiveCLDiversity,
     TCloseness,
     class_entropy,
+    class_recursive_ratio,
     equal_distance,
     l_diversity,
     model_from_description,
     ordered_distance,
-    recursive_ratio,
     t_closeness,
     value_counts,
     value_order,
@@ -90,7 +92,7 @@ def test_models_match_a_per_class_recomputation(pairs: list[tuple[int, str]], nu
         ranked = sorted(counter.values(), reverse=True)
         for l in (1, 2, 3):  # noqa: E741
             tail = sum(ranked[l - 1:])
-            assert recursive_ratio(vc, l)[c] == (pytest.approx(ranked[0] / tail) if tail else math.inf)
+            assert class_recursive_ratio(vc, l)[c] == (pytest.approx(ranked[0] / tail) if tail else math.inf)
         assert equal[c] == pytest.approx(naive_emd(counter, every, order, False), abs=1e-12)
         assert ordered[c] == pytest.approx(naive_emd(counter, every, order, True), abs=1e-12)
 
@@ -121,7 +123,100 @@ def test_monotonicity_flags_follow_spec_section_3() -> None:
     assert not EntropyLDiversity("s", 2).monotone_with_suppression
     assert not RecursiveCLDiversity("s", 3, 2).monotone_with_suppression
     assert not TCloseness("s", 0.2).monotone_with_suppression
+    assert all(m.monotone for m in SAMPLE_MODELS)  # without suppression every model here is monotone
     assert all(m.needs_rows for m in (DistinctLDiversity("s", 2), TCloseness("s", 0.2, "ordered")))
+    assert [m.min_class_size for m in (KAnonymity(4), DistinctLDiversity("s", 3), RecursiveCLDiversity("s", 2, 3),
+                                       TCloseness("s", 0.2))] == [4, 3, 3, 1]
+
+
+SAMPLE_MODELS = [KAnonymity(3), DistinctLDiversity("s", 3), EntropyLDiversity("s", 2.5), EntropyLDiversity("s", 2),
+          RecursiveCLDiversity("s", 2.0, 2), TCloseness("s", 0.2), TCloseness("s", 0.1, "ordered")]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["3", "10", "27", "x"])), min_size=1, max_size=40))
+def test_every_model_answers_what_the_evaluator_asks_of_it(pairs: list[tuple[int, str]]) -> None:
+    """A class smaller than `min_class_size` always breaks the model; a model that reads no rows gives the same
+    answer from the sizes alone; a `count_rule` says exactly what `violating` does; `describe()` is the
+    family plus `params` and reads back."""
+    classes, values = [c for c, _ in pairs], [v for _, v in pairs]
+    rows = np.unique(classes, return_inverse=True)[1].reshape(-1)
+    table = table_with(values)
+    partition = Partition(np.bincount(rows), rows)
+    for model in SAMPLE_MODELS:
+        bad = model.violating(partition, table)
+        assert bad.dtype == bool and bad.shape == (partition.count,)
+        assert bad[partition.sizes < model.min_class_size].all(), model
+        if not model.needs_rows:
+            assert np.array_equal(model.violating(Partition(partition.sizes), table), bad)
+        rule = model.count_rule
+        if rule is not None:
+            expected = partition.sizes < rule.min_rows
+            if rule.column is not None:
+                expected |= value_counts(partition, table, rule.column).distinct < rule.min_distinct
+            assert np.array_equal(bad, expected), model
+        description = model.describe()
+        assert description == {"model": description["model"], **model.params}
+        assert model_from_description(description) == model
+
+
+def test_entropy_min_class_size_is_the_fewest_rows_that_can_reach_ln_l() -> None:
+    assert [EntropyLDiversity("s", x).min_class_size for x in (1, 2, 2.5, 3, 2 + 1e-12)] == [1, 2, 3, 3, 2]
+    two = Partition(np.array([2]), np.array([0, 0]))  # two distinct values: entropy ln 2, within the tolerance
+    assert not EntropyLDiversity("s", 2 + 1e-12).violating(two, table_with(["a", "b"]))[0]
+
+
+@dataclass(frozen=True)
+class NotThree:
+    """A model on class sizes that is no threshold: classes of 1 or of exactly 3 rows break it. With `rows` it
+    claims to read rows, so the evaluator takes its general path (the reference)."""
+
+    rows: bool = False
+    name: ClassVar[str] = "not-three"
+    min_class_size: ClassVar[int] = 2
+    monotone: ClassVar[bool] = False
+    monotone_with_suppression: ClassVar[bool] = False
+    count_rule: ClassVar[None] = None
+    params: ClassVar[dict] = {}
+
+    @property
+    def needs_rows(self) -> bool:
+        return self.rows
+
+    def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        return (partition.sizes < 2) | (partition.sizes == 3)
+
+    def describe(self) -> dict:
+        return {"model": self.name}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 3)), min_size=1, max_size=60),
+       st.sampled_from([0.0, 0.1, 0.3]))
+def test_the_evaluators_fast_paths_ask_the_models_instead_of_assuming_k_anonymity(rows: list[tuple[int, int]],
+                                                                                  t: float) -> None:
+    """The roll-up, the bitset kernel and its early stop answer a sizes-only model that is not "smaller than
+    k" exactly as the general path does."""
+    from fitness.encoding import encode_column
+    from fitness.evaluator import NodeEvaluator
+    from lattice.box import Box
+
+    columns = [[str(r[i]) for r in rows] for i in range(2)]
+    qis = tuple(encode_column(f"q{i}", column, Hierarchy.from_rows(f"q{i}", [[str(v), str(v // 3), "*"]
+                                                                             for v in range(9)]))
+                for i, column in enumerate(columns))
+    table = EncodedTable(len(rows), qis)
+    reference = NodeEvaluator(table, [NotThree(rows=True)], t)
+    rolled = NodeEvaluator(table, [NotThree()], t)
+    rolled.state.class_tables.min_saving = 0  # roll up even on tiny tables
+    rolled.state.class_tables.max_fraction = 1.0
+    bitset = NodeEvaluator(table, [NotThree()], t, kernel="bitset")
+    early = NodeEvaluator(table, [NotThree()], t, kernel="bitset")
+    assert rolled.sizes_only and not reference.sizes_only
+    for node in Box.full(table.heights).nodes():
+        expected = reference.evaluate(node)
+        assert rolled.evaluate(node) == expected == bitset.evaluate(node)
+        assert early.feasible(node) == expected.feasible
 
 
 def two_group_table() -> dict[str, list[str]]:
@@ -189,7 +284,7 @@ def test_check_figures_equal_the_models_figures_on_random_classes() -> None:
         assert np.allclose(measures["entropy"], class_entropy(vc), atol=1e-12)
         assert np.allclose(measures["t_equal"], equal_distance(vc, q), atol=1e-12)
         assert np.allclose(measures["t_ordered"], ordered_distance(vc, q, value_order(labels)), atol=1e-12)
-        assert np.array_equal(check_ratio(measures, 2), recursive_ratio(vc, 2))
+        assert np.array_equal(check_ratio(measures, 2), class_recursive_ratio(vc, 2))
 
 
 def test_check_fails_a_released_class_that_breaks_l_diversity() -> None:

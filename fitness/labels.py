@@ -1,0 +1,28 @@
+"""What a column's labels mean as numbers: the one test of "this label is a number" in fitness.
+
+The ordered t-closeness distance (`fitness.models`) and ARX's interval loss (`fitness.objective`) both read a
+column as numbers only when its labels parse as finite floats; they must agree on what parses.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def is_number(label: str) -> bool:
+    """Whether a label reads as a finite number (`float(label)`): "12", "-0.5", "1e3"; not "nan", "inf", "?".
+
+    Parameters
+    ----------
+    label : str
+        A value's label as it appears in the data or a hierarchy.
+
+    Returns
+    -------
+    bool
+        True when `float(label)` succeeds and is finite.
+    """
+    try:
+        return math.isfinite(float(label))
+    except ValueError:
+        return False
