@@ -1,4 +1,9 @@
-"""The public Python API: prepare a problem, search it, release the anonymized table with its report."""
+"""The public Python API: prepare a problem, search it, release the anonymized table with its report.
+
+`anonymize` is the one run path: the command line (`kgen anonymize`, `kgen demo`) builds a `Config` and calls
+it with a progress bar and a warning printer, so a run from Python and one from the shell validate, search,
+release and report the same way. The reports are built in `kgen.report`; files are written by
+`kgen.write_release` (Python) or the command line, both through `kgen.report.publish`."""
 
 from __future__ import annotations
 
@@ -85,7 +90,23 @@ class Prepared:
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """An anonymization: the released table, the chosen node's evaluation, the search and the report."""
+    """An anonymization (`anonymize`), in memory: nothing is written until `kgen.write_release`.
+
+    Attributes
+    ----------
+    release : Table
+        The anonymized table: same columns and row order as the input (suppressed rows dropped with
+        `drop_suppressed`).
+    evaluation : Evaluation
+        The chosen node's evaluation (node, loss, LOG, LOS, suppressed rows, classes, ...).
+    search : SearchResult
+        What the search did: evaluations, seconds, why it stopped, its trace.
+    report : dict
+        The report (`kgen.report.anonymize_report`; docs/report.md); `verified` is added only when a
+        release is written and checked.
+    suppressed_rows : numpy.ndarray
+        Per input row, whether it is suppressed.
+    """
 
     release: Table
     evaluation: Evaluation
@@ -264,10 +285,36 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
     """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
 
-    NoSolutionError when feasibility is monotone and even the top node is infeasible (then no node is), with
-    the least suppression limit that would help, unless `require_feasible` is False (`kgen apply` evaluates
-    one given node and reports whether it holds). Without monotone feasibility a lower node may be feasible
-    although the top is not: the search decides (`finish`)."""
+    Parameters
+    ----------
+    data
+        The table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame.
+    config
+        What to anonymize and how (`kgen.Config`); checked against the table (`validate`).
+    models
+        The privacy models; default: those of `config` (`models_for`).
+    objective
+        The objective to minimize; default: `config.metric` (`fitness.objective.make_objective`).
+    require_feasible
+        Refuse a problem in which no node can be feasible (see Raises); False for `kgen apply`, which
+        evaluates one given node and reports whether it holds.
+
+    Returns
+    -------
+    Prepared
+        The table with its hierarchies, encoding, evaluator and search box (`problem()` gives the search
+        problem), ready for `search` and `finish`.
+
+    Raises
+    ------
+    InputError
+        Bad configuration or input (an unknown column, a hierarchy that does not cover a value, k above the
+        number of rows, ...), as one line naming file, row and column.
+    NoSolutionError
+        With `require_feasible`, when feasibility is monotone and even the top node is infeasible (then no
+        node is), with the least suppression limit that would help. Without monotone feasibility a lower node
+        may be feasible although the top is not: the search decides (`finish`).
+    """
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
