@@ -222,13 +222,9 @@ def run_warnings(table: Table, config: Config) -> list[str]:
     return warnings
 
 
-def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:
+def _most_frequent_token(counts: Mapping[str, int], tokens: tuple[str, ...]) -> str | None:
     """The canonical missing token of a column: the configured token that occurs most often in it (ties: the
     first configured), so that one stray empty field does not turn every `?` of the release into ``."""
-    return _most_frequent_token(Counter(v for v in values if v in set(tokens)), tokens)
-
-
-def _most_frequent_token(counts: Mapping[str, int], tokens: tuple[str, ...]) -> str | None:
     present = [t for t in tokens if counts.get(t, 0) > 0]
     return max(present, key=lambda t: (counts[t], -tokens.index(t))) if present else None
 
