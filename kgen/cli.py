@@ -336,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     anon = command("anonymize", "anonymize a CSV file")
     anon.add_argument("input", help="the CSV file to anonymize")
     add_model_arguments(anon)
-    anon.add_argument("--identifier", dest="identifiers", type=columns, action="extend", default=[],
-                      help="identifier columns (replaced by *): comma-separated and/or repeated")
+    anon.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
+                      default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
     anon.add_argument("--sensitive", type=columns, action="extend", default=[],
                       help="sensitive columns (kept): comma-separated and/or repeated")
     add_sensitive_arguments(anon)
