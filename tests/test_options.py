@@ -5,9 +5,11 @@ and every default in --help."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -294,3 +296,8 @@ def test_check_and_apply_read_with_the_separator_too(capsys, tmp_path: Path) -> 
     assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ";"]) == 0
     assert capsys.readouterr().out.startswith(f"PASS: {source}: 4 rows, 2 classes")
     assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ","]) == 2  # one column "g;s"
+
+
+def test_every_config_field_is_documented_in_order() -> None:
+    documented = re.findall(r"^    (\w+) :", Config.__doc__.split("Attributes\n")[1], re.MULTILINE)
+    assert documented == [f.name for f in dataclasses.fields(Config)]
