@@ -1,9 +1,11 @@
 """kgen: k-anonymity by full-domain generalization and suppression, searched with the KGen genetic algorithm
-and exact baselines. The public API is `anonymize`, `prepare`, `Config` and `check_k_anonymity`;
-`write_release` writes a result's release and report as the command line does, `to_pandas` gives a table as
-a DataFrame."""
+and exact baselines. The public API is `anonymize` (the same run as `kgen anonymize`), `prepare`, `Config` and
+`check_k_anonymity`; `write_release` writes a result's release and report as the command line does (checked
+on the written file), `to_pandas` gives a table as a DataFrame, and `kgen.apply.apply` applies a saved
+report's node to new data. Ctrl-C during a search raises `Interrupted` (a KeyboardInterrupt) with the best
+node found so far."""
 
-from kgen.api import Prepared, Result, anonymize, prepare
+from kgen.api import Interrupted, Prepared, Result, anonymize, prepare
 from kgen.check import check_k_anonymity
 from kgen.config import Config
 from kgen.parallel import ClusterError
@@ -12,7 +14,8 @@ from kgen.table import Table, from_dataframe, from_mapping, read_csv
 from lattice.errors import InputError, NoSolutionError
 
 __all__ = [
-    "ClusterError", "Config", "InputError", "NoSolutionError", "Prepared", "Result", "Table", "anonymize",
-    "check_k_anonymity", "from_dataframe", "from_mapping", "prepare", "read_csv", "to_pandas", "write_release",
+    "ClusterError", "Config", "InputError", "Interrupted", "NoSolutionError", "Prepared", "Result", "Table",
+    "anonymize", "check_k_anonymity", "from_dataframe", "from_mapping", "prepare", "read_csv", "to_pandas",
+    "write_release",
 ]
 __version__ = "0.1.0"  # the fallback of `kgen --version` when the package is not installed

@@ -1,7 +1,13 @@
-"""The public Python API: prepare a problem, search it, release the anonymized table with its report."""
+"""The public Python API: prepare a problem, search it, release the anonymized table with its report.
+
+`anonymize` is the one run path: the command line (`kgen anonymize`, `kgen demo`) builds a `Config` and calls
+it with a progress bar and a warning printer, so a run from Python and one from the shell validate, search,
+release and report the same way. The reports are built in `kgen.report`; files are written by
+`kgen.write_release` (Python) or the command line, both through `kgen.report.publish`."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import time
@@ -9,21 +15,20 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
-from fitness.models import KAnonymity, PrivacyModel, RecursiveCLDiversity, l_diversity, privacy_figures, t_closeness
-from fitness.objective import CellCostObjective, Precision, make_objective, solution_metrics
+from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
+from fitness.objective import CellCostObjective, Precision, make_objective
 from kgen import hierarchies as hierarchy_specs
-from kgen import parallel, provenance
-from kgen import risk as risking
+from kgen import parallel
+from kgen import report as reporting
 from kgen.algorithms import CUT_POINT, make_search
 from kgen.config import Config
-from kgen.formulas import formula_columns, is_formula
+from kgen.report import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 from kgen.table import CodedColumn, Table, as_table, column_codes
 from lattice.box import Box
 from lattice.errors import InputError, NoSolutionError
@@ -31,7 +36,6 @@ from lattice.hierarchy import TOP, Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
 from lattice.search.base import Evaluator, Limits, Problem, SearchResult, Stopped
-from lattice.search.certify import certified_bound
 
 SUPPRESSED = "*"
 
@@ -86,7 +90,23 @@ class Prepared:
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """An anonymization: the released table, the chosen node's evaluation, the search and the report."""
+    """An anonymization (`anonymize`), in memory: nothing is written until `kgen.write_release`.
+
+    Attributes
+    ----------
+    release : Table
+        The anonymized table: same columns and row order as the input (suppressed rows dropped with
+        `drop_suppressed`).
+    evaluation : Evaluation
+        The chosen node's evaluation (node, loss, LOG, LOS, suppressed rows, classes, ...).
+    search : SearchResult
+        What the search did: evaluations, seconds, why it stopped, its trace.
+    report : dict
+        The report (`kgen.report.anonymize_report`; docs/report.md); `verified` is added only when a
+        release is written and checked.
+    suppressed_rows : numpy.ndarray
+        Per input row, whether it is suppressed.
+    """
 
     release: Table
     evaluation: Evaluation
@@ -202,13 +222,9 @@ def run_warnings(table: Table, config: Config) -> list[str]:
     return warnings
 
 
-def missing_token(values: list[str], tokens: tuple[str, ...]) -> str | None:
+def _most_frequent_token(counts: Mapping[str, int], tokens: tuple[str, ...]) -> str | None:
     """The canonical missing token of a column: the configured token that occurs most often in it (ties: the
     first configured), so that one stray empty field does not turn every `?` of the release into ``."""
-    return _most_frequent_token(Counter(v for v in values if v in set(tokens)), tokens)
-
-
-def _most_frequent_token(counts: Mapping[str, int], tokens: tuple[str, ...]) -> str | None:
     present = [t for t in tokens if counts.get(t, 0) > 0]
     return max(present, key=lambda t: (counts[t], -tokens.index(t))) if present else None
 
@@ -265,10 +281,36 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
     """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
 
-    NoSolutionError when feasibility is monotone and even the top node is infeasible (then no node is), with
-    the least suppression limit that would help, unless `require_feasible` is False (`kgen apply` evaluates
-    one given node and reports whether it holds). Without monotone feasibility a lower node may be feasible
-    although the top is not: the search decides (`finish`)."""
+    Parameters
+    ----------
+    data
+        The table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame.
+    config
+        What to anonymize and how (`kgen.Config`); checked against the table (`validate`).
+    models
+        The privacy models; default: those of `config` (`models_for`).
+    objective
+        The objective to minimize; default: `config.metric` (`fitness.objective.make_objective`).
+    require_feasible
+        Refuse a problem in which no node can be feasible (see Raises); False for `kgen apply`, which
+        evaluates one given node and reports whether it holds.
+
+    Returns
+    -------
+    Prepared
+        The table with its hierarchies, encoding, evaluator and search box (`problem()` gives the search
+        problem), ready for `search` and `finish`.
+
+    Raises
+    ------
+    InputError
+        Bad configuration or input (an unknown column, a hierarchy that does not cover a value, k above the
+        number of rows, ...), as one line naming file, row and column.
+    NoSolutionError
+        With `require_feasible`, when feasibility is monotone and even the top node is infeasible (then no
+        node is), with the least suppression limit that would help. Without monotone feasibility a lower node
+        may be feasible although the top is not: the search decides (`finish`).
+    """
     start = time.perf_counter()
     table = as_table(data)
     validate(table, config)
@@ -384,14 +426,41 @@ def no_solution_advice(config: Config, evaluator: NodeEvaluator, least: LeastSup
             "that generalize further")
 
 
-def search(prepared: Prepared, progress: Callable[[int, object], None] | None = None) -> SearchResult:
+def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None] | None = None) -> SearchResult:
+    """Run the configured search on a prepared problem, serially or on the configured workers.
+
+    Parameters
+    ----------
+    prepared
+        The problem (`prepare`); its `config` names the algorithm, its options, limits, seed and workers.
+    progress
+        Called as `progress(evaluations, best_so_far)` while the search runs (see `anonymize`); an object with
+        a `begin(budget, time_limit, space)` method is told first the evaluation budget that ends the search
+        (the limit given, else the algorithm's own, e.g. the GA's; None if neither), the time limit and the
+        number of nodes in the box, and one with a `close()` method is closed when the search ends.
+
+    Returns
+    -------
+    SearchResult
+        The best node found (or None), the evaluations, and why the search stopped (`stopped`: "interrupted"
+        after Ctrl-C, with the best found so far).
+    """
     config = prepared.config
     algorithm = make_search(config.algorithm, config.options)
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
-    # Serial unless config asks for workers; the pool / Dask client and cluster are closed when the search ends.
-    with parallel.evaluator_for(prepared.evaluator, config.jobs, config.backend, config.scheduler,
-                                config.batch_size, connect_timeout=config.connect_timeout) as evaluator:
-        return algorithm.run(prepared.problem(evaluator), limits)
+    begin = getattr(progress, "begin", None)
+    if begin is not None:
+        begin(config.max_evaluations or getattr(algorithm, "max_evaluations", None), config.time_limit,
+              prepared.box.size)
+    try:
+        # Serial unless config asks for workers; the pool / Dask client and cluster are closed when it ends.
+        with parallel.evaluator_for(prepared.evaluator, config.jobs, config.backend, config.scheduler,
+                                    config.batch_size, connect_timeout=config.connect_timeout) as evaluator:
+            return algorithm.run(prepared.problem(evaluator), limits)
+    finally:
+        close = getattr(progress, "close", None)
+        if close is not None:
+            close()
 
 
 def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool) -> Table:
@@ -426,185 +495,108 @@ def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppres
     return Table(table.columns, out, None, table.separator)
 
 
-BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM on the command line) stopped the search: nothing was released.
 
-
-def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
-    """How `kgen apply` rebuilds a QI's hierarchy: a builder spec (rebuilt on the new data), else its paths."""
-    if source.partition(":")[0] in BUILDER_SPECS and not Path(source).exists():
-        return {"builder": source}
-    return {"rows": [list(path) for path in hierarchy.paths.values()]}
-
-
-def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
-    """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
-    column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
-    evaluator = prepared.evaluator
-    partition = evaluator.partition(node, with_rows=True)
-    bad = evaluator.violating(partition)
-    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
-    recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
-    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
-               for column in prepared.config.sensitive]
-    return metrics, privacy
-
-
-def finite(value: object) -> object:
-    """A report value made JSON-safe: numpy scalars become Python numbers, and a float that is NaN or
-    infinite becomes None (`null`), recursively; `json.dumps(..., allow_nan=False)` then never fails."""
-    if isinstance(value, dict):
-        return {str(k): finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def formula_record(released: Table, escaped: bool = False) -> dict:
-    """The report's `formula_cells`: cells (header included) a spreadsheet could run as formulas
-    (`kgen.formulas`), the columns holding them, and whether the written file escapes them."""
-    count, columns = formula_columns(released.columns, ())  # the header's cells
-    found = set(columns)
-    for name in released.columns:
-        values = released.values[name]
-        if isinstance(values, CodedColumn):  # count per distinct label: no string per row
-            hits = [i for i, label in enumerate(values.labels) if is_formula(label)]
-            cells = int(np.isin(values.codes, hits).sum()) if hits else 0
-        else:
-            cells = sum(1 for v in values if is_formula(v))
-        if cells:
-            count += cells
-            found.add(name)
-    return {"cells": count, "columns": [c for c in released.columns if c in found], "escaped": escaped}
-
-
-EXACT_SEARCHES = ("exhaustive", "ola", "bestfirst")  # exact for every objective when they complete
-
-
-def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
-    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal`, `bound` (how it
-    was proved, or why there is none) and `bound_seconds`: SPEC section 11, issue 12.
-
-    An exact search that completed proves its answer; `certify` reports its own interval; any other search
-    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
+    A KeyboardInterrupt, as Python code expects of Ctrl-C, that carries what the search had found:
+    `prepared` and `result` (a SearchResult with `stopped` "interrupted"); `best()` releases that best node
+    so far in memory (a Result), or returns None when no feasible node had been found yet.
     """
-    found = None if result.best is None else float(result.best.loss)
-    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
-    params = result.params
-    if not prepared.config.bound:
-        note, seconds = "not computed (--no-bound)", 0.0
-    elif result.algorithm in EXACT_SEARCHES and result.stopped == "complete" and found is not None:
-        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
-    elif "certified" in params:  # certify: the interval of its own loop
-        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
-        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
-                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
-    else:
-        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
-        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
-    if record["lower_bound"] is not None and found is not None:
-        record["gap"] = max(found - record["lower_bound"], 0.0)
-        record["optimal"] = record["gap"] <= 1e-12
-    record["bound"] = {"note": note}
-    record["bound_seconds"] = round(seconds, 4)
-    return record
+
+    def __init__(self, prepared: Prepared, result: SearchResult) -> None:
+        super().__init__("interrupted")
+        self.prepared, self.result = prepared, result
+
+    def best(self) -> Result | None:
+        return None if self.result.best is None else finish(self.prepared, self.result)
 
 
-def build_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
-                 released: Table) -> dict:
-    """The machine-readable report of SPEC/issue 2 (node, metrics, per-attribute loss, classes, rows).
+def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None = None,
+              models: list[PrivacyModel] | None = None, objective: object | None = None, *,
+              warn: Callable[[str], None] | None = None) -> Result:
+    """Anonymize a table under `config`: prepare, search, release the best node with its report.
 
-    Every figure is finite or null (`finite`): a NaN or infinite figure is written as null."""
-    config = prepared.config
-    node = evaluation.node
-    keep = ~suppressed
-    metrics, privacy = solution_figures(prepared, node)
-    attributes = {}
-    for qi, level in zip(prepared.encoded.qis, node):
-        h = qi.height
-        attributes[qi.name] = {
-            "level": int(level),
-            "height": h,
-            "loss": level / h if h else 0.0,
-            "distinct_before": int(np.unique(qi.codes[0]).size),
-            "distinct_after": int(np.unique(qi.codes[level][keep]).size),
-            "hierarchy": prepared.hierarchy_sources[qi.name],
-            "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
-        }
-    table = prepared.table
-    return finite({
-        "algorithm": result.algorithm,
-        "parameters": result.params,
-        "seed": config.seed,
-        "max_evaluations": config.max_evaluations,
-        "time_limit": config.time_limit,
-        "stopped": result.stopped,
-        "models": [m.describe() for m in prepared.evaluator.models],
-        "k": config.k,
-        "l": config.l,
-        "l_variant": config.l_variant if config.l is not None else None,
-        "c": config.c,
-        "t_closeness": config.t_closeness,
-        "t_distance": config.t_distance if config.t_closeness is not None else None,
-        "suppression_limit": config.suppression,
-        "max_suppressed_rows": prepared.evaluator.max_suppressed,
-        "rows": prepared.table.n,
-        "rows_released": released.n,
-        "quasi_identifiers": list(config.qi),
-        "identifiers": list(config.identifiers),
-        "sensitive": list(config.sensitive),
-        "node": {name: int(x) for name, x in zip(prepared.encoded.names, node)},
-        "heights": {name: int(h) for name, h in zip(prepared.encoded.names, prepared.heights)},
-        "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
-        "objective": prepared.evaluator.objective.name,
-        "loss": evaluation.loss,
-        "log": evaluation.log,
-        "los": evaluation.los,
-        "suppressed": evaluation.suppressed,
-        "classes": evaluation.classes,
-        "smallest_class": evaluation.smallest_class,
-        "dm": evaluation.dm,
-        "aecs": evaluation.aecs,
-        "height": int(sum(node)),
-        "evaluations": result.evaluations,
-        "seconds": result.seconds,
-        "prepare_seconds": prepared.seconds,
-        "minimal_nodes_found": [list(m) for m in result.minimal],
-        "metric": prepared.config.metric,
-        "metrics": metrics,
-        "privacy": privacy,
-        "missing": list(config.missing),
-        "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
-                            for name in prepared.encoded.names},
-        "attributes": attributes,
-        "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
-        "unnamed_columns": unnamed_columns(table, config),
-        "warnings": run_warnings(table, config),
-        "formula_cells": formula_record(released),
-        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
-        "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
-        **lower_bound_record(prepared, result),
-    })
+    This is the one run path: `kgen anonymize` and `kgen demo` call it with their progress bar and warnings.
 
+    Parameters
+    ----------
+    data
+        The table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame
+        (with `config.partitioned`: what `kgen.partitioned` reads, e.g. a Parquet/CSV glob).
+    config
+        What to anonymize and how (`kgen.Config`).
+    progress
+        Called as `progress(evaluations, best_so_far)` during the search (`best_so_far` an Evaluation, or None
+        before a feasible node is found); see `search` for its optional `begin` and `close` methods
+        (`kgen.progress.ProgressBar` has both).
+    models
+        The privacy models; default: those of `config` (`models_for`).
+    objective
+        The objective to minimize; default: `config.metric`.
+    warn
+        Called with each warning of the run (`run_warnings`: a column that looks like an identifier but has
+        no role, more jobs than cores) before the search; they are in the report's `warnings` either way.
 
-def anonymize(data: object, config: Config, progress: Callable[[int, object], None] | None = None,
-              models: list[PrivacyModel] | None = None, objective: object | None = None) -> Result:
-    """Anonymize a table (Table, CSV path, column mapping or DataFrame) under `config`.
+    Returns
+    -------
+    Result
+        The released table, the chosen node's evaluation, the search result, the report (`kgen.report`) and
+        the suppressed rows. Nothing is written: `kgen.write_release` writes and checks the files.
 
-    Raises InputError for bad input and NoSolutionError when no node is feasible.
+    Raises
+    ------
+    InputError
+        Bad input or configuration (one line naming file, row and column); with `config.strict`, a warning.
+    NoSolutionError
+        No node satisfies the privacy models within the suppression limit (with what would help).
+    Interrupted
+        Ctrl-C during the search (a KeyboardInterrupt carrying the best found so far).
     """
+    if config.partitioned:
+        return anonymize_partitioned(data, config, progress)
     prepared = prepare(data, config, models, objective)
-    return finish(prepared, search(prepared, progress))
+    if warn is not None:
+        for message in run_warnings(prepared.table, config):
+            warn(message)
+    result = search(prepared, progress)
+    if result.stopped == Stopped.INTERRUPTED:
+        raise Interrupted(prepared, result)
+    return finish(prepared, result)
+
+
+def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None
+                          ) -> Result:
+    """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.partitioned`, docs/partitioned.md)."""
+    try:  # imported only here: it needs Dask, and only tables beyond one worker need it
+        partitioned = importlib.import_module("kgen.partitioned")
+    except ModuleNotFoundError as error:
+        if error.name != "kgen.partitioned":
+            raise
+        raise InputError("--partitioned (Config.partitioned) needs the kgen.partitioned package, which this "
+                         "installation of kgen does not have") from None
+    return partitioned.anonymize(data, config, progress=progress)
 
 
 def finish(prepared: Prepared, result: SearchResult) -> Result:
-    """Release the best node of a search with its report; NoSolutionError if it found none.
+    """Release the best node of a search with its report.
 
-    "No solution" is stated only when the search proves it (it completed: with feasibility not monotone,
-    `prepare` leaves the decision to the search), with the suppression limit that the closest node needs."""
+    Parameters
+    ----------
+    prepared, result
+        The prepared problem and the result of a search on it (`search`).
+
+    Returns
+    -------
+    Result
+        The release of `result.best`, with its report (`kgen.report.anonymize_report`).
+
+    Raises
+    ------
+    NoSolutionError
+        The search found no feasible node. "No solution" is stated only when the search proves it (it
+        completed: with feasibility not monotone, `prepare` leaves the decision to the search), with the
+        suppression limit that the closest node needs; otherwise the message says the search did not complete.
+    """
     config = prepared.config
     if result.best is None:
         if result.stopped == Stopped.COMPLETE and result.closest is not None:
@@ -617,8 +609,11 @@ def finish(prepared: Prepared, result: SearchResult) -> Result:
     evaluation = result.best
     suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
     released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)
-    report = build_report(prepared, result, evaluation, suppressed, released)
+    table = prepared.table
+    report = reporting.anonymize_report(prepared, result, evaluation, suppressed, released,
+                                        unnamed_columns(table, config), run_warnings(table, config))
     return Result(released, evaluation, result, report, suppressed)
 
 
-__all__ = ["Config", "Prepared", "Result", "TOP", "anonymize", "prepare", "release", "search"]
+__all__ = ["Config", "Interrupted", "Prepared", "Result", "TOP", "anonymize", "finish", "prepare", "release",
+           "search"]

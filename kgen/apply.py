@@ -26,6 +26,7 @@ from fitness.evaluator import Evaluation
 from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, model_from_description
 from fitness.objective import OBJECTIVES
 from kgen import api
+from kgen import report as reporting
 from kgen.config import Config, is_number, is_whole
 from kgen.table import DEFAULT_MISSING, Table, as_table
 from lattice.errors import InputError
@@ -238,10 +239,42 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
           hierarchy_dir: str | None = None, suppression: float | None = None,
           drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
           source: str | None = None) -> Applied:
-    """Apply a report's node (and models) to a table (Table, CSV path, mapping or DataFrame).
+    """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
 
-    InputError for a report that `validate_report` refuses (k = 1 only with `allow_k1`). `source` names a
-    report given as a mapping in messages (default: its path, or "report")."""
+    Parameters
+    ----------
+    data
+        The new table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame.
+        It must have the report's quasi-identifier, identifier and sensitive columns.
+    report
+        A report of `kgen anonymize` (`kgen.anonymize(...).report`), or the path of its JSON file.
+    overrides
+        Per QI, a hierarchy replacing the one the report saved (a spec or a `Hierarchy`).
+    hierarchy_dir
+        A folder of `*hierarchy_<QI>.csv` files, for older reports that name their hierarchy files.
+    suppression
+        The suppression limit (a fraction of rows); default: the report's.
+    drop_suppressed
+        Leave suppressed rows out of the release.
+    allow_k1
+        Apply a report whose k is 1 (it protects no one; refused otherwise).
+    strict
+        Warnings (an unnamed column that looks like an identifier) become errors.
+    source
+        How messages name a report given as a mapping (default: its path, or "report").
+
+    Returns
+    -------
+    Applied
+        The release, the node's evaluation on the new data, the report (`kgen.report.apply_report`) and the
+        suppressed rows. `holds` is False when the models need more suppression than the limit allows:
+        such a release does not satisfy the report's models and `kgen apply` writes nothing.
+
+    Raises
+    ------
+    InputError
+        A report that `validate_report` refuses, a missing column, or a node beyond the new data's hierarchies.
+    """
     source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
     validate_report(saved, source, allow_k1)
@@ -254,30 +287,6 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     evaluation = evaluator.evaluate(node)
     suppressed = evaluator.suppressed_rows(node)
     released = api.release(prepared, node, suppressed, drop_suppressed)
-    metrics, privacy = api.solution_figures(prepared, node)
-    out = {
-        "applied_report": source,
-        "input": table.source,
-        "holds": bool(evaluation.feasible),
-        "node": {name: int(x) for name, x in zip(prepared.encoded.names, node)},
-        "models": [m.describe() for m in models],
-        "suppression_limit": config.suppression,
-        "max_suppressed_rows": evaluator.max_suppressed,
-        "rows": table.n,
-        "rows_released": released.n,
-        "suppressed": evaluation.suppressed,
-        "classes": evaluation.classes,
-        "smallest_class": evaluation.smallest_class,
-        "metric": config.metric,
-        "loss": evaluation.loss,
-        "metrics": metrics,
-        "privacy": privacy,
-        "quasi_identifiers": list(config.qi),
-        "identifiers": list(config.identifiers),
-        "sensitive": list(config.sensitive),
-        "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
-        "unnamed_columns": api.unnamed_columns(table, config),
-        "warnings": api.run_warnings(table, config),
-        "formula_cells": api.formula_record(released),
-    }
-    return Applied(released, evaluation, api.finite(out), suppressed)
+    report = reporting.apply_report(prepared, evaluation, suppressed, released, source,
+                                    api.unnamed_columns(table, config), api.run_warnings(table, config))
+    return Applied(released, evaluation, report, suppressed)

@@ -231,8 +231,35 @@ def rule_violations(rule: SensitiveRule, measures: dict[str, np.ndarray]) -> np.
 
 def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: float = 0.0,
                       rules: Sequence[SensitiveRule] = ()) -> CheckResult:
-    """k-anonymity with suppression, plus the `rules` on sensitive columns: a class breaking any requirement is
-    treated like a class smaller than k. `details[column]` gives the figures of the released classes."""
+    """Check a released table: k-anonymity with suppression, plus the `rules` on sensitive columns.
+
+    A class breaking any requirement is treated like a class smaller than k. Rows with `*` in every QI are the
+    suppressed rows while there are at most floor(suppression * rows) of them (see `CheckResult`).
+
+    Parameters
+    ----------
+    table
+        The released table, as read from the file (`kgen.read_csv`).
+    qis
+        The quasi-identifier columns.
+    k
+        k of k-anonymity (>= 1).
+    suppression
+        The fraction of rows that may be suppressed, in [0, 1].
+    rules
+        l-diversity and t-closeness requirements on sensitive columns (`SensitiveRule`).
+
+    Returns
+    -------
+    CheckResult
+        `passed`, the counts behind it (`violating_rows` 1-based data rows), and in `details[column]` the
+        sensitive figures of the released classes.
+
+    Raises
+    ------
+    InputError
+        k < 1, a suppression outside [0, 1], no QIs, a rule that cannot be checked, or a column the table lacks.
+    """
     if k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k}")
     if not 0.0 <= suppression <= 1.0:

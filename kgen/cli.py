@@ -9,6 +9,7 @@ quietly.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -25,21 +26,22 @@ from typing import TextIO
 from fitness.objective import OBJECTIVES
 from kgen import api, html_report, parallel, provenance
 from kgen import apply as applying
+from kgen import report as reporting
 from kgen import risk as risking
 from kgen import summary as summarizing
-from kgen.algorithms import CUT_POINT, REGISTRY, make_search
+from kgen.algorithms import CUT_POINT, REGISTRY
+from kgen.api import Interrupted
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
-from kgen.csvio import check_target, same_file, write_atomic_many, write_csv
+from kgen.csvio import check_target, same_file, write_csv
 from kgen.formulas import escape
 from kgen.hierarchies import find_in_dir
 from kgen.mondrian import command as mondrian_command
 from kgen.parallel import BACKENDS, CONNECT_TIMEOUT, stop_local_workers
 from kgen.progress import ProgressBar
 from kgen.table import DEFAULT_MISSING, Table, read_table
-from kgen.verify import rules_from_models, verified_record, verify_file, verify_release_file
+from kgen.verify import rules_from_models, verify_file, verify_release_file
 from lattice.errors import InputError
-from lattice.search.base import SearchResult
 
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
@@ -334,8 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     anon = command("anonymize", "anonymize a CSV file")
     anon.add_argument("input", help="the CSV file to anonymize")
     add_model_arguments(anon)
-    anon.add_argument("--identifier", type=columns, action="extend", default=[],
-                      help="identifier columns (replaced by *): comma-separated and/or repeated")
+    anon.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
+                      default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
     anon.add_argument("--sensitive", type=columns, action="extend", default=[],
                       help="sensitive columns (kept): comma-separated and/or repeated")
     add_sensitive_arguments(anon)
@@ -378,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     anon.add_argument("--device", choices=["cpu", "gpu", "array"], default="cpu",
                       help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
                            "array runs the GPU code on numpy (for tests)")
+    anon.add_argument("--partitioned", action="store_true",
+                      help="row-partitioned evaluation on Dask for tables larger than one worker; see "
+                           "docs/partitioned.md")
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
@@ -456,17 +461,11 @@ def warn(message: str) -> None:
     print(f"kgen: warning: {message}", file=sys.stderr)
 
 
-def report_json(report: dict) -> str:
-    """The report as JSON: every non-finite figure is null (api.finite), and NaN / Infinity can never be
-    written (allow_nan=False raises instead of writing invalid JSON)."""
-    return json.dumps(api.finite(report), indent=2, allow_nan=False) + "\n"
-
-
 def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bool) -> Callable[[TextIO], None]:
     """The release's CSV writer (a stream of rows, never one string), with formula cells escaped when asked;
     warns (or, with --strict, refuses) when it holds cells that a spreadsheet would run as formulas and they
     are kept exact."""
-    cells = report.get("formula_cells") or api.formula_record(table)
+    cells = report.get("formula_cells") or reporting.formula_record(table)
     if cells["cells"] and not escape_formulas:
         message = (f"the release holds {cells['cells']} cells that a spreadsheet would run as formulas (they start "
                    f"with =, +, -, @, tab or CR) in columns {', '.join(map(repr, cells['columns']))}; they are "
@@ -486,36 +485,15 @@ def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bo
     return write_escaped
 
 
-def publish(output: Path, report_path: Path, csv_text: Callable[[TextIO], None], report: dict, protected: Sequence[str],
-            check: Callable[[Path], object], escaped: bool) -> None:
-    """Write the release and its report as a pair (write_atomic_many: both or neither). The report's
-    `verified` is filled in by the check callback, after the independent check of the written temporary
-    release has passed, and the report's temporary file is rewritten with it before the pair is renamed into
-    place: a published report never claims a check that did not run."""
-    report["verified"] = {"checker": "kgen.check, on the written file", "passed": None}  # never published so
-
-    def check_pair(paths: list[Path]) -> None:
-        provenance.attach_release_file(report, output, paths[0])  # the SHA-256 of the bytes on disk
-        result = check(paths[0])
-        report["verified"] = verified_record(result, escaped)
-        with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
-            handle.write(report_json(report))
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    write_atomic_many([(output, csv_text), (report_path, report_json(report))], protected=protected,
-                      check=check_pair)
-
-
 def write_outputs(result: api.Result, output: Path, report: Path, inputs: Sequence[str], config: Config,
                   escape_formulas: bool = False) -> None:
-    """Both files or neither: each is written to a temporary file first, the written release is checked by
-    the independent checker (`kgen.verify`), and only then are both renamed into place."""
+    """Both files or neither (`kgen.report.publish`): the written release is checked by the independent
+    checker (`kgen.verify`) before both are renamed into place, and `verified` is written after that check."""
     table = result.release
     text = release_writer(table, result.report, escape_formulas, config.strict)
     escaped = result.report["formula_cells"]["escaped"]
-    publish(output, report, text, result.report, inputs,
-            lambda path: verify_release_file(path, config, escaped, table.separator), escaped)
+    reporting.publish(output, report, text, result.report, inputs,
+                      lambda path: verify_release_file(path, config, escaped, table.separator))
 
 
 def protected_inputs(args: argparse.Namespace) -> list[str]:
@@ -538,6 +516,26 @@ def read_input(path: str, sep: str | None, qis: int) -> Table:
     return table
 
 
+# Config fields whose option is spelled differently or whose value needs converting: field -> (the parsed option
+# that must be present, conversion). Every other field is the parsed option of the same name (its dest).
+DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
+    "hierarchies": ("hierarchy", lambda args: parse_hierarchies(args.hierarchy)),
+    "missing": ("missing", lambda args: tuple(DEFAULT_MISSING if args.missing is None else args.missing)),
+    "options": ("population", search_options),
+    "prune": ("no_prune", lambda args: not args.no_prune),
+    "bound": ("no_bound", lambda args: not args.no_bound),
+}
+
+
+def config_from_args(args: argparse.Namespace, **fixed: object) -> Config:
+    """The run's Config, field by field from the parsed options (command line over `--config` file over
+    defaults: `apply_config_file`); `fixed` sets fields the command has no option for (the demo's QIs)."""
+    parsed = vars(args)
+    values = {f.name: parsed[f.name] for f in dataclasses.fields(Config) if f.name in parsed}
+    values |= {name: convert(args) for name, (option, convert) in DERIVED.items() if option in parsed}
+    return Config(**(values | fixed))  # type: ignore[arg-type]
+
+
 def run_anonymize(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else default_output(args.input)
     report = Path(args.report) if args.report else output.with_suffix(".json")
@@ -545,18 +543,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
     if same_file(output, report):
         raise InputError("is given for both the output and the report: give different --output and --report",
                          file=str(output))
-    config = Config(
-        qi=args.qi, k=args.k, suppression=args.suppression, identifiers=args.identifier,
-        sensitive=args.sensitive, hierarchies=parse_hierarchies(args.hierarchy), hierarchy_dir=args.hierarchy_dir,
-        missing=tuple(DEFAULT_MISSING if args.missing is None else args.missing), algorithm=args.algorithm,
-        options=search_options(args), seed=args.seed,
-        max_evaluations=args.max_evaluations, time_limit=args.time_limit, kernel=args.kernel,
-        prune=not args.no_prune, drop_suppressed=args.drop_suppressed,
-        l=args.l, l_variant=args.l_variant, c=args.c, t_closeness=args.t_closeness, t_distance=args.t_distance,
-        metric=args.metric,
-        jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, batch_size=args.batch_size,
-        connect_timeout=args.connect_timeout, strict=args.strict, device=args.device, bound=not args.no_bound,
-    )
+    config = config_from_args(args)
     config = risking.config_with_max_risk(config, args.max_risk)
     config.check()  # option errors before touching any file
     for target in (output, report):  # refuse before the search, not after it
@@ -567,8 +554,9 @@ def run_anonymize(args: argparse.Namespace) -> int:
         parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
                                   config.connect_timeout)
         parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
-    table = read_input(args.input, args.separator, len(config.qi))
-    result = anonymize_with_progress(table, config, quiet=args.quiet)
+    # a partitioned run reads its partitions itself: the whole table is never read here
+    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi))
+    result = run_search(data, config, quiet=args.quiet)
     write_outputs(result, output, report, protected, config, args.escape_formulas)
     if args.html:
         html_report.write(result.report, args.html, output, protected=protected + [str(output), str(report)])
@@ -577,30 +565,10 @@ def run_anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a search: carries the search's best-so-far result; nothing is written."""
-
-    def __init__(self, prepared: api.Prepared, result: SearchResult) -> None:
-        super().__init__("interrupted")
-        self.prepared, self.result = prepared, result
-
-
-def anonymize_with_progress(table: Table, config: Config, quiet: bool = False) -> api.Result:
-    """Prepare, warn (api.run_warnings: stderr, before the search), search with a progress bar, and release.
-    Raises Interrupted when Ctrl-C stopped the search."""
-    prepared = api.prepare(table, config)  # validates: under --strict a warning is an error here
-    for message in api.run_warnings(table, config):
-        warn(message)
-    # the budget that ends the search: the limit given, else the algorithm's own (the GA's 5000), if it has one
-    budget = config.max_evaluations or getattr(make_search(config.algorithm, config.options), "max_evaluations", None)
-    bar = ProgressBar(budget, enabled_stream(quiet), time_limit=config.time_limit, space=prepared.box.size)
-    try:
-        result = api.search(prepared, bar)
-    finally:
-        bar.close()
-    if result.stopped == "interrupted":
-        raise Interrupted(prepared, result)
-    return api.finish(prepared, result)
+def run_search(data: object, config: Config, quiet: bool = False) -> api.Result:
+    """`kgen.api.anonymize` with the command line's progress bar (drawn on a terminal only) and its warnings
+    on stderr before the search. Raises `kgen.api.Interrupted` when Ctrl-C stopped the search."""
+    return api.anonymize(data, config, progress=ProgressBar(None, enabled_stream(quiet)), warn=warn)
 
 
 def interrupted_summary(stop: Interrupted) -> str:
@@ -610,7 +578,7 @@ def interrupted_summary(stop: Interrupted) -> str:
             "no output was written")
     if result.best is None:
         return f"{head}; no node satisfying the model had been found yet"
-    best = summary(api.finish(stop.prepared, result), None, None)
+    best = summary(stop.best(), None, None)
     return (f"{head}. Best so far (not released; rerun with --time-limit or --max-evaluations to release "
             f"the best found within a limit):\n{best}")
 
@@ -705,9 +673,8 @@ def run_apply(args: argparse.Namespace) -> int:
     text = release_writer(table, r, args.escape_formulas, args.strict)
     escaped = r["formula_cells"]["escaped"]
     qis = list(r["quasi_identifiers"])
-    publish(output, report, text, r, protected,
-            lambda path: verify_file(path, qis, k, r["suppression_limit"], rules, escaped, table.separator),
-            escaped)
+    reporting.publish(output, report, text, r, protected,
+                      lambda path: verify_file(path, qis, k, r["suppression_limit"], rules, escaped, table.separator))
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
@@ -724,10 +691,9 @@ def run_demo(args: argparse.Namespace) -> int:
     except OSError as error:
         raise InputError(f"cannot create the output folder: {error.strerror or error}", file=str(folder)) from None
     source = DATA / "adult.csv"
-    config = Config(qi=DEMO_QIS, k=args.k, suppression=args.suppression, hierarchy_dir=str(DATA),
-                    algorithm=args.algorithm, seed=args.seed, strict=args.strict)
+    config = config_from_args(args, qi=DEMO_QIS, hierarchy_dir=str(DATA))
     print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
-    result = anonymize_with_progress(read_input(str(source), None, len(DEMO_QIS)), config)
+    result = run_search(read_input(str(source), None, len(DEMO_QIS)), config)
     output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"
     write_outputs(result, output, report, [str(source)], config, args.escape_formulas)
     print(summary(result, output, report))

@@ -31,25 +31,83 @@ def is_number(value: object) -> bool:
 
 @dataclass(frozen=True)
 class Config:
-    """What to anonymize and how.
+    """What to anonymize and how: the one configuration of a run, from the command line or Python.
 
-    `qi`: quasi-identifiers in lattice order. `suppression`: the fraction t of rows that may be suppressed.
-    `hierarchies`: per QI, a spec (see `kgen.hierarchies`); `hierarchy_dir`: where to look for
-    `*hierarchy_<QI>.csv` files. `options`: the algorithm's own parameters (e.g. population).
-    `max_evaluations` / `time_limit` / `seed`: limits shared by all algorithms.
-    `l` / `l_variant` (distinct, entropy, recursive) / `c`, `t_closeness` / `t_distance` (equal, ordered): models
-    on every `sensitive` column (see `kgen.api.models_for`); `metric`: the objective (`fitness.objective`).
-    `jobs` / `backend` / `scheduler` / `batch_size`: parallel evaluation (see `kgen.parallel`): `jobs` workers
-    of joblib's "loky" (processes), "threading" or "dask" backend (`scheduler`: a running Dask scheduler's
-    address; without it a local cluster; `connect_timeout`: seconds to reach it); jobs 1 on a local backend is
-    serial. Results do not depend on them. `strict`: warnings (a column that looks like an identifier but has
-    no role, more jobs than cores) become errors.
+    `kgen anonymize` builds it field by field from its options (each option's name is the field's, with
+    `-` for `_`, except where noted), so a TOML file given with `--config` uses the same names. A list field
+    given as one string is read as comma-separated names (`qi="age,zip"`), as on the command line. `check`
+    refuses settings that cannot be right on any table; `kgen.api.validate` checks the rest against the table.
 
-    A list field given as one string is read as comma-separated names (`qi="age,zip"`), as on the command line.
-    `device`: where nodes are evaluated: "cpu" (default), "gpu" (CuPy, `pip install "kgen[gpu]"`), or "array"
-    (the GPU code path on numpy, for tests); see `fitness.device_evaluator`. Results do not depend on it.
-    `bound`: add the certified lower bound (and gap) that the search's infeasible evaluations prove to the
-    report (one small integer program; docs/certify.md); False skips it.
+    Attributes
+    ----------
+    qi : sequence of str
+        The quasi-identifiers, in lattice order (`--qi`).
+    k : int
+        k of k-anonymity: every released class has at least k rows (default 2).
+    suppression : float
+        The fraction t of rows that may be suppressed, in [0, 1]: at most floor(t * n) rows (default 0).
+    identifiers : sequence of str
+        Direct identifiers, replaced by `*` in the release (`--identifier`).
+    sensitive : sequence of str
+        Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
+    l : float or None
+        l of l-diversity on every sensitive column; None: no l-diversity.
+    l_variant : {"distinct", "entropy", "recursive"}
+        The l-diversity variant; recursive (c, l)-diversity needs `c`.
+    c : float or None
+        c of recursive (c, l)-diversity.
+    t_closeness : float or None
+        t of t-closeness on every sensitive column (EMD to the whole table's distribution); None: none.
+    t_distance : {"equal", "ordered"}
+        The ground distance of t-closeness: equal (categories) or ordered (numbers, else label order).
+    metric : str
+        The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
+    hierarchies : mapping of str to object
+        Per QI, its hierarchy: an ARX CSV file, a builder spec (decimal, intervals:W1,W2, mask, date[:FMT],
+        flat) or a `lattice.hierarchy.Hierarchy` (`kgen.hierarchies`); from `--hierarchy COL=SPEC`.
+    hierarchy_dir : str or None
+        A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
+    missing : sequence of str
+        The tokens that mean "missing" (default: empty, `?`, `NA`).
+    algorithm : str
+        The search (`kgen.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
+    options : mapping of str to object
+        The algorithm's own parameters (its dataclass fields, e.g. `population`, `preset`, `selection`);
+        from `--population`, `--preset`, `--selection`.
+    seed : int
+        The random seed of the search: the same seed gives the same result.
+    max_evaluations : int or None
+        Stop after this many distinct evaluations; None: no limit (the algorithm's own, if any).
+    time_limit : float or None
+        Stop after this many seconds; None: no limit.
+    kernel : {"fast", "bitset"}
+        The class-counting kernel; results do not depend on it.
+    prune : bool
+        Pre-prune the lattice to the minimal levels that can be feasible (`--no-prune`: False).
+    drop_suppressed : bool
+        Leave suppressed rows out of the release instead of writing them with `*` in every QI.
+    jobs : int
+        Parallel workers evaluating nodes (1: serial; -1: every usable core); results do not depend on it.
+    backend : {"loky", "threading", "dask"}
+        Where the workers run (joblib's loky processes, threads, or a Dask cluster; `kgen.parallel`).
+    scheduler : str or None
+        A running Dask scheduler's address (with backend "dask"); None: a local cluster of `jobs` workers.
+    batch_size : int or None
+        Nodes per parallel task; None: about two tasks per worker per population.
+    connect_timeout : float
+        Seconds to reach `scheduler` before giving up (exit 6).
+    strict : bool
+        Warnings (a column that looks like an identifier but has no role, formula cells, more jobs than cores)
+        become errors.
+    device : {"cpu", "gpu", "array"}
+        Where nodes are evaluated: cpu, gpu (CuPy, `pip install "kgen[gpu]"`) or array (the GPU code path on
+        numpy, for tests); `fitness.device_evaluator`. Results do not depend on it.
+    bound : bool
+        Add the certified lower bound (and gap) that the search's infeasible evaluations prove to the report
+        (one small integer program; docs/certify.md); `--no-bound`: False.
+    partitioned : bool
+        Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.partitioned`;
+        docs/partitioned.md).
     """
 
     qi: Sequence[str]
@@ -82,6 +140,7 @@ class Config:
     strict: bool = False
     device: str = "cpu"
     bound: bool = True
+    partitioned: bool = False
 
     def __post_init__(self) -> None:
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters

@@ -21,7 +21,8 @@ REACHABLE = 10**9  # a lattice larger than this is not a total that a search wil
 
 
 class ProgressBar:
-    """Callable as a search's `on_progress(evaluations, best)` (see `lattice.search.base.Limits`).
+    """Callable as a search's `on_progress(evaluations, best)` (see `lattice.search.base.Limits`); the
+    command line gives one to `kgen.api.anonymize`, which calls `begin` with the search's limits and `close`.
 
     Parameters
     ----------
@@ -49,6 +50,13 @@ class ProgressBar:
         self.bar: object | None = None
         self.drawn = False
         self.last = -1.0
+
+    def begin(self, total: int | None, time_limit: float | None, space: int | None) -> None:
+        """Told by `kgen.api.search` once the search is known, before it starts: its evaluation budget, time
+        limit and lattice size (as the constructor's arguments); the clock starts again."""
+        self.budget, self.time_limit = total, time_limit
+        self.space = space if space is not None and space <= REACHABLE else None
+        self.start = time.perf_counter()
 
     @property
     def bounded(self) -> bool:

@@ -9,7 +9,6 @@ These functions work through `table.columns` and `table.column(name)` only, so t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,13 +42,14 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
                   protected: Sequence[str | os.PathLike] = ()) -> Path:
     """Write an anonymization's release (CSV) and its report (JSON, default: `path` with `.json`) together.
 
-    As `kgen anonymize` does: both files go to temporary files first; the written release is checked with
-    the independent checker (`kgen.verify`, exit code 4 on the command line: ReleaseCheckError) and against the
-    SHA-256 recorded in the report's provenance; only then are both renamed into place. The input file named
-    in the report and the `protected` files are never overwritten. Returns the report's path.
+    As `kgen anonymize` does (`kgen.report.publish`): both files go to temporary files first; the release's
+    size and SHA-256 as written go into the report's provenance, the written release is checked with the
+    independent checker (`kgen.verify`: ReleaseCheckError, exit code 4 on the command line), and only then is
+    `verified` added to the report and are both renamed into place. The input file named in the report and
+    the `protected` files are never overwritten. Returns the report's path.
     """
-    from kgen import provenance
-    from kgen.csvio import same_file, write_atomic_many
+    from kgen.csvio import same_file
+    from kgen.report import publish
     from kgen.verify import rules_from_models, verify_file
 
     target = Path(path)
@@ -57,18 +57,13 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
     if same_file(target, report_path):
         raise InputError("is given for both the release and the report", file=str(target))
     r = result.report  # type: ignore[attr-defined]
-    text = csv_text(result.release)  # type: ignore[attr-defined]
-    digest = provenance.attach_release(r, target, text)
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
     dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
     k, rules = rules_from_models(r["models"], dropped)
     source = (r.get("provenance") or {}).get("input", {}).get("path")
     inputs = list(protected) + ([source] if source else [])
-    r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many(
-        [(target, text), (report_path, json.dumps(r, indent=2) + "\n")], protected=inputs,
-        check=lambda paths: (provenance.check_written(paths[0], digest),
-                             verify_file(paths[0], list(r["quasi_identifiers"]), k, r["suppression_limit"], rules)))
+    publish(target, report_path, csv_text(result.release), r, inputs,  # type: ignore[attr-defined]
+            lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules))
     return report_path
 
 

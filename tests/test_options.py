@@ -5,9 +5,11 @@ and every default in --help."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 from kgen import api, parallel
+from kgen import report as reporting
 from kgen.cli import build_parser, main, separator
 from kgen.config import Config
 from kgen.table import from_mapping, read_csv
@@ -67,7 +70,7 @@ def test_commas_and_repetition_mix_in_every_list_option() -> None:
         "anonymize", "x.csv", "--qi", "a,b", "--qi", "c", "--k", "2", "--identifier", "i1", "--identifier", "i2,i3",
         "--sensitive", "s1", "--sensitive", "s2", "--missing", "?", "--missing", ",NA",
         "--hierarchy", "a=decimal,b=intervals:5,10", "--hierarchy", "c=flat"])
-    assert args.qi == ["a", "b", "c"] and args.identifier == ["i1", "i2", "i3"] and args.sensitive == ["s1", "s2"]
+    assert args.qi == ["a", "b", "c"] and args.identifiers == ["i1", "i2", "i3"] and args.sensitive == ["s1", "s2"]
     assert args.missing == ["?", "", "NA"]
     assert args.hierarchy == ["a=decimal", "b=intervals:5,10", "c=flat"]
     check = build_parser().parse_args(["check", "x.csv", "--qi", "a", "--qi", "b", "--k", "2", "--sensitive", "s",
@@ -153,8 +156,8 @@ def test_the_python_api_applies_the_same_limits(settings: dict) -> None:
 
 
 def test_reports_never_hold_nan_or_infinity(capsys, table: Path, tmp_path: Path) -> None:
-    assert api.finite({"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": np.float64(2.0), "d": np.int64(3)}) == \
-        {"a": None, "b": [None, None, 1.5], "c": 2.0, "d": 3}
+    figures = {"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": np.float64(2.0), "d": np.int64(3)}
+    assert reporting.finite(figures) == {"a": None, "b": [None, None, 1.5], "c": 2.0, "d": 3}
     output = tmp_path / "out.csv"
     code, _, _ = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
                      "--k", "2", "--time-limit", "30", "--output", str(output), "--quiet")
@@ -293,3 +296,8 @@ def test_check_and_apply_read_with_the_separator_too(capsys, tmp_path: Path) -> 
     assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ";"]) == 0
     assert capsys.readouterr().out.startswith(f"PASS: {source}: 4 rows, 2 classes")
     assert main(["check", str(source), "--qi", "g", "--k", "2", "--separator", ","]) == 2  # one column "g;s"
+
+
+def test_every_config_field_is_documented_in_order() -> None:
+    documented = re.findall(r"^    (\w+) :", Config.__doc__.split("Attributes\n")[1], re.MULTILINE)
+    assert documented == [f.name for f in dataclasses.fields(Config)]

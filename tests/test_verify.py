@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kgen import cli
+from kgen import api, cli
 from kgen.verify import ReleaseCheckError
 
 PEOPLE = "name,age,zip,disease\n" + "".join(
@@ -26,14 +26,14 @@ def test_a_published_release_records_that_it_passed_the_independent_check(tmp_pa
 
 
 def test_a_release_that_fails_the_independent_check_is_never_published(tmp_path, monkeypatch, capsys):
-    original = cli.anonymize_with_progress
+    original = api.anonymize
 
     def broken(*args, **kwargs):  # simulate a bug: one released row gets a value no other row has
         result = original(*args, **kwargs)
         result.release.values["age"][0] = "unique-value"
         return result
 
-    monkeypatch.setattr(cli, "anonymize_with_progress", broken)
+    monkeypatch.setattr(api, "anonymize", broken)
     assert run(tmp_path) == ReleaseCheckError.exit_code
     err = capsys.readouterr().err
     assert "failed its independent check" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
