@@ -45,12 +45,15 @@ class Verdict:
 
 
 class Oracle:
-    """An evaluator from a feasibility predicate; loss = LOG. Counts calls and can answer in shuffled order
-    internally (to prove searches do not depend on evaluation order)."""
+    """An evaluator from a feasibility predicate; loss = LOG. Counts calls, keeps what it evaluated (`cached`)
+    and can answer in shuffled order internally (to prove searches do not depend on evaluation order)."""
 
     def __init__(self, heights, feasible, shuffle_seed: int | None = None) -> None:
-        self.heights, self.predicate, self.calls = heights, feasible, 0
+        self.heights, self.predicate, self.calls, self.store = heights, feasible, 0, {}
         self.shuffle = None if shuffle_seed is None else random.Random(shuffle_seed)
+
+    def cached(self, node):
+        return self.store.get(tuple(node))
 
     def evaluate(self, node):
         return self.evaluate_many([node])[0]
@@ -63,7 +66,7 @@ class Oracle:
         for i in order:
             self.calls += 1
             node = tuple(nodes[i])
-            out[i] = Verdict(node, self.predicate(node), precision_loss(node, self.heights), 0.0)
+            out[i] = self.store[node] = Verdict(node, self.predicate(node), precision_loss(node, self.heights), 0.0)
         return out
 
 

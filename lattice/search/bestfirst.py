@@ -39,7 +39,7 @@ from lattice.search.base import (
     refuse_box_beyond,
     require_limit_beyond,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, classify
 
 
 def log_keys(box: Box, heights: Node) -> np.ndarray:
@@ -149,24 +149,13 @@ class BestFirst:
             hi = min((i for i, s in enumerate(states) if s == FEASIBLE), default=len(path))
             while hi - lo > 1:
                 mid = min(hi - 1, max(lo + 1, lo + round(self.split * (hi - lo))))
-                if self._classify(path[mid], budget, tags, stats):
+                if classify(budget, tags, path[mid], stats):
                     hi = mid
                 else:
                     lo = mid
             if lo < 0 or lo == len(path) - 1:
                 return  # the node is feasible, or path[lo] is maximal infeasible (and covers the node)
             start = path[lo]
-
-    @staticmethod
-    def _classify(node: Node, budget: Budget, tags: DenseTags, stats: dict) -> bool:
-        """Feasibility from the tags, else by evaluating the node (and tagging)."""
-        state = tags.get(node)
-        if state != UNKNOWN:
-            stats["tag_hits"] += 1
-            return state == FEASIBLE
-        feasible = budget.evaluate(node).feasible
-        tags.tag(node, feasible)
-        return feasible
 
     # --- the modes ----------------------------------------------------------------------------------
 

@@ -37,12 +37,7 @@ class Exhaustive:
         budget = Budget(problem, limits)
 
         def body(trace: list[dict]) -> None:
-            chunk = []
-            for node in problem.box.nodes():
-                chunk.append(node)
-                if len(chunk) == self.batch:
-                    budget.evaluate_many(chunk)
-                    chunk = []
-            budget.evaluate_many(chunk)
+            for _ in budget.evaluate_in_batches(problem.box.nodes(), self.batch):
+                pass
 
         return guarded(budget, self.name, body, {"batch": self.batch, "max_nodes": self.max_nodes})

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lattice.node import Node
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded, refuse_box_beyond
+from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded, minimal_nodes, refuse_box_beyond
 from lattice.search.tags import FEASIBLE, UNKNOWN, DenseTags
 
 
@@ -68,7 +67,8 @@ class Incognito:
         def body(trace: list[dict]) -> None:
             try:
                 if not monotone:
-                    self._evaluate(budget, list(box.nodes()))
+                    for _ in budget.evaluate_in_batches(box.nodes(), self.batch):
+                        pass
                     return
                 tags = DenseTags(box)
                 if self._search(budget, tags, stats):
@@ -77,12 +77,6 @@ class Incognito:
                 trace.append({"evaluations": budget.evaluations, **stats, "seconds": budget.seconds})
 
         return guarded(budget, self.name, body, params)
-
-    def _evaluate(self, budget: Budget, nodes: list[Node]) -> list:
-        out = []
-        for start in range(0, len(nodes), self.batch):
-            out += budget.evaluate_many(nodes[start : start + self.batch])
-        return out
 
     def _search(self, budget: Budget, tags: DenseTags, stats: dict) -> bool:
         """Tag every feasible node of the box feasible; False when even the top is infeasible."""
@@ -138,8 +132,9 @@ class Incognito:
                 for i, o in zip(subset, offsets):
                     node[i] = box.lower[i] + int(o)
                 nodes.append(tuple(node))
-            for e in self._evaluate(budget, nodes):
-                tags.tag(e.node, e.feasible)
+            for results in budget.evaluate_in_batches(nodes, self.batch):
+                for e in results:
+                    tags.tag(e.node, e.feasible)
         return bool((region == FEASIBLE).any())
 
     def _optimum(self, problem: Problem, budget: Budget, tags: DenseTags) -> None:
@@ -147,9 +142,11 @@ class Incognito:
         if problem.loss_is_log:
             return
         if not problem.monotone_loss:
-            self._evaluate(budget, [tags.node(int(i)) for i in np.flatnonzero(tags.flat == FEASIBLE)])
+            feasible = (tags.node(int(i)) for i in np.flatnonzero(tags.flat == FEASIBLE))
+            for _ in budget.evaluate_in_batches(feasible, self.batch):
+                pass
             return
-        minimal = [budget.cache[n] for n in budget.result(self.name, "complete").minimal]
+        minimal = [budget.known(n) for n in minimal_nodes(budget.feasible)]
         least = min(e.loss for e in minimal)
         queue = deque(e.node for e in minimal if e.loss == least)
         seen = set(queue)

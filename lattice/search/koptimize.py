@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lattice.errors import InputError
-from lattice.search.base import Budget, Limits, Problem, SearchResult, StopSearch, guarded
+from lattice.search.base import Budget, Limits, Problem, SearchResult, Stopped, guarded, stopped_by
+from lattice.search.stopping import MaxEvaluations, Progress, TimeLimit
 
 
 class CutScore(Protocol):
@@ -96,17 +97,23 @@ class KOptimize:
         stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
         best: list[CutEvaluation] = []
 
+        cap = None if limits.max_evaluations is None else MaxEvaluations(limits.max_evaluations)
+        clock = None if limits.time_limit is None else TimeLimit(limits.time_limit)
+
+        def progress() -> Progress:
+            return Progress(calls[0], time.perf_counter() - start)
+
         def check() -> None:
-            if limits.time_limit is not None and time.perf_counter() - start > limits.time_limit:
-                raise StopSearch("time")
+            if clock is not None:
+                clock.check(progress())
 
         def score(cuts: frozenset[int]) -> CutEvaluation:
             known = scored.get(cuts)
             if known is not None:
                 scored.move_to_end(cuts)
                 return known
-            if limits.max_evaluations is not None and calls[0] >= limits.max_evaluations:
-                raise StopSearch("budget")
+            if cap is not None:  # a costing beyond the budget: stop before it
+                cap.check(progress())
             calls[0] += 1
             s = oracle.score(cuts)
             known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
@@ -175,13 +182,7 @@ class KOptimize:
                 trace.append({**stats, "evaluations": calls[0], "seconds": time.perf_counter() - start})
 
         trace: list[dict] = []
-        try:
-            body(trace)
-            stopped = "complete"
-        except StopSearch as stop:
-            stopped = stop.reason
-        except KeyboardInterrupt:
-            stopped = "interrupted"
+        stopped = stopped_by(body, trace)
         return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], calls[0],
                             time.perf_counter() - start, stopped, trace, {**stats, "items": oracle.items})
 
@@ -203,7 +204,7 @@ class ChosenNode:
         result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))
         result.evaluations = int(self.outcome.get("evaluations", 0)) + result.evaluations
         result.seconds += float(self.outcome.get("seconds", 0.0))
-        result.stopped = str(self.outcome.get("stopped", result.stopped))
+        result.stopped = Stopped(self.outcome.get("stopped", result.stopped))
         return result
 
 

@@ -17,18 +17,16 @@ of the height and of every lower one: the same answer with far fewer evaluations
 instead of 37,488; `climb=False, batch=256` is the plain level test). Without
 monotone feasibility the binary search is unsound; heights are then scanned upwards from the bottom, which
 still finds the lowest feasible height. Samarati's distance-vector matrix, which she uses to count outliers
-without building generalized tables, is given here for the worked example of her slides
-(`distance_vector`, `outliers`): the evaluator's class counting replaces it in the search.
+without building generalized tables, is not needed: the evaluator's class counting replaces it (the tests
+check the two agree on the worked example of her slides).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lattice.hierarchy import Hierarchy
 from lattice.node import Node, height
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, guarded, objective_key
+from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
 from lattice.search.ola import level_nodes
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, make_tags
 
@@ -139,27 +137,11 @@ class Samarati:
             trace.append({"evaluations": budget.evaluations, "seconds": budget.seconds})
 
         result = guarded(budget, self.name, body, params)
-        if result.stopped == "complete" and budget.feasible:
+        if result.stopped == Stopped.COMPLETE and budget.feasible:
             lowest = min(height(n) for n in budget.feasible)
-            found: list[Evaluation] = [budget.cache[n] for n in budget.feasible if height(n) == lowest]
+            found: list[Evaluated] = [budget.known(n) for n in budget.feasible if height(n) == lowest]
             result.minimal = sorted(e.node for e in found)
             result.best = min(found, key=objective_key)
             params["height"] = lowest
         return result
 
-
-def distance_vector(a: Sequence[str], b: Sequence[str], hierarchies: Sequence[Hierarchy]) -> Node:
-    """Samarati's distance vector of two tuples: per attribute, the lowest level at which they coincide."""
-    return tuple(next(level for level in range(h.height + 1) if h.generalize(x, level) == h.generalize(y, level))
-                 for x, y, h in zip(a, b, hierarchies, strict=True))
-
-
-def outliers(rows: Sequence[Sequence[str]], hierarchies: Sequence[Hierarchy], node: Sequence[int],
-             k: int, matrix: Mapping[tuple[int, int], Node] | None = None) -> list[int]:
-    """The rows (0-based) in classes of fewer than k rows at `node`, counted from distance vectors only:
-    row i's class at `node` is every row j whose distance vector to i is at most `node`."""
-    if matrix is None:
-        matrix = {(i, j): distance_vector(rows[i], rows[j], hierarchies)
-                  for i in range(len(rows)) for j in range(len(rows))}
-    return [i for i in range(len(rows))
-            if sum(all(d <= x for d, x in zip(matrix[i, j], node)) for j in range(len(rows))) < k]
