@@ -359,8 +359,8 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
 
 
 # The largest box a search that may evaluate every node accepts without a limit: every evaluation is kept (by
-# the budget and by the evaluator's cache, about 1 KB per node measured at 20 to 60 QIs), so 2^21 nodes is
-# about 2 GB.
+# the evaluator's cache, and the node by the budget: about 1 KB per node measured at 20 to 60 QIs, when the
+# budget still kept its own cache), so 2^21 nodes is about 2 GB.
 EVALUATE_ALL_MAX_NODES = 1 << 21
 # The largest box best-first search accepts (a tag byte and an 8-byte key per node).
 BESTFIRST_MAX_NODES = 1 << 25

@@ -63,10 +63,18 @@ def log_keys(box: Box, heights: Node) -> np.ndarray:
 class BestFirst:
     """Exact search in increasing LOG with predictive tagging (see the module doc).
 
-    `max_nodes`: the largest box it accepts (it keeps a tag byte and an 8-byte key per node); without
-    monotone feasibility, boxes beyond exhaustive search's cap need a time or evaluation limit. `split`: where
-    on an unknown stretch of a climb a node is probed (0.5 = binary search; higher leans to maximal
-    infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
+    Parameters
+    ----------
+    max_nodes : int
+        The largest box it accepts, whatever the limits (it keeps a tag byte and an 8-byte key per node);
+        without monotone feasibility, boxes beyond exhaustive search's cap need a time or evaluation limit.
+    chunk : int
+        Nodes of the LOG order read at a time.
+    split : float
+        Where on an unknown stretch of a climb a node is probed (0.5 = binary search; higher leans to maximal
+        infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     max_nodes: int = BESTFIRST_MAX_NODES
@@ -75,6 +83,22 @@ class BestFirst:
     name: str = "bestfirst"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best`: the optimum when `stopped` is `complete`; `minimal`: the minimal feasible nodes it
+            evaluated (not every k-minimal node: it stops at the optimum's LOG); `params["mode"]` says
+            which of its modes the problem's flags chose.
+        """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)
         if not problem.monotone_feasibility:  # no tagging: it may evaluate (and keep) every node

@@ -128,14 +128,25 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
 class Certify:
     """The certified search (see the module doc).
 
-    `seed_evaluations`: evaluations of the seeding GA (`seed_preset`) before the loop (0: none; default
-    20 per QI: the loop's own proposals are mostly infeasible low nodes, so at many QIs the upper end of the
-    interval comes from the seed: at Cargo q = 97, 200 seed evaluations left it at LOG 0.936 after 10 min).
-    `cuts`: maximal infeasible nodes raised from each infeasible solution (gene orders: the first by
-    increasing height, then random; predictive tags make the later ones cheap). `solver`: "cpsat" (default,
-    the fastest measured), "highs" or "milp" (lattice.hitting; results/benchmarks/certify.md).
-    `solve_seconds`: time cap of one solve (doubled whenever a solve ends without a candidate); a capped
-    solve still proves its bound, and its best candidate is evaluated like an optimal one.
+    Parameters
+    ----------
+    seed_evaluations : int, optional
+        Evaluations of the seeding GA (`seed_preset`) before the loop (0: none; default 20 per QI: the loop's
+        own proposals are mostly infeasible low nodes, so at many QIs the upper end of the interval comes from
+        the seed: at Cargo q = 97, 200 seed evaluations left it at LOG 0.936 after 10 min).
+    seed_preset : str
+        The GA preset of the seeding run.
+    cuts : int
+        Maximal infeasible nodes raised from each infeasible solution (gene orders: the first by increasing
+        height, then random; predictive tags make the later ones cheap).
+    solver : str
+        "cpsat" (default, the fastest measured), "highs" or "milp" (lattice.hitting;
+        results/benchmarks/certify.md).
+    solve_seconds : float
+        Time cap of one solve (doubled whenever a solve ends without a candidate); a capped solve still proves
+        its bound, and its best candidate is evaluated like an optimal one.
+    name : str
+        The algorithm's name in results and reports.
     """
 
     seed_evaluations: int | None = None
@@ -146,6 +157,21 @@ class Certify:
     name: str = "certify"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best`: the best node found; `params["lower_bound"]` the proven bound and `params["optimal"]`
+            whether they meet (a limit stops it with the interval reached so far).
+        """
         require_certifiable(problem)
         if self.solver not in SOLVERS:
             raise InputError(f"unknown solver {self.solver!r} for 'certify'; choose one of: {', '.join(SOLVERS)}")

@@ -23,11 +23,32 @@ from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult
 
 @dataclass(frozen=True)
 class Datafly:
-    """Sweeney's Datafly on the problem's box (see the module doc)."""
+    """Sweeney's Datafly on the problem's box (see the module doc).
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     name: str = "datafly"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best` and `minimal`: the node the walk ended on (no optimality guarantee);
+            `params["path"]`, the nodes walked, and `params["rule"]`, how the QI to raise was chosen.
+        """
         budget = Budget(problem, limits, stop_when_box_done=False)  # the walk's node is the answer, not the best
         box = problem.box
         counter = getattr(problem.evaluator, "distinct_counts", None)

@@ -38,10 +38,16 @@ from lattice.search.tags import FEASIBLE, UNKNOWN, DenseTags
 
 @dataclass(frozen=True)
 class Incognito:
-    """Incognito over the problem's box with the subset property and the generalization property.
+    """Incognito with the subset property and the generalization property (see the module doc).
 
-    `max_nodes`: the largest box it accepts (it keeps one tag byte per node). `batch`: the most nodes per
-    evaluation batch.
+    Parameters
+    ----------
+    max_nodes : int
+        The largest box it accepts, whatever the limits (it keeps one tag byte per node).
+    batch : int
+        The most nodes per evaluation batch.
+    name : str
+        The algorithm's name in results and reports.
     """
 
     max_nodes: int = 1 << 25
@@ -49,6 +55,21 @@ class Incognito:
     name: str = "incognito"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `minimal`: every k-minimal node and `best`: the optimum for any metric, when `stopped` is
+            `complete`.
+        """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)
         budget = Budget(problem, limits)

@@ -77,10 +77,19 @@ class CutEvaluation:
 
 @dataclass(frozen=True)
 class KOptimize:
-    """Bayardo and Agrawal's k-Optimize (see the module doc). `max_items`: the most cut points it accepts
-    (the depth of the tree). `greedy_seed`: start from the cost of a greedy descent (an upper bound found
-    quickly), not from the empty set's. `memo`: how many costed sets are remembered (the most recent);
-    `evaluations` counts the oracle's costings, so a set forgotten and costed again counts twice."""
+    """Bayardo and Agrawal's k-Optimize over cut-point sets (see the module doc).
+
+    Parameters
+    ----------
+    max_items : int
+        The most cut points it accepts (the depth of the tree).
+    greedy_seed : bool
+        Start from the cost of a greedy descent (an upper bound found quickly), not from the empty set's.
+    memo : int
+        How many costed sets are remembered (the most recent).
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     max_items: int = 2000
     greedy_seed: bool = True
@@ -88,6 +97,22 @@ class KOptimize:
     name: str = "k-optimize"
 
     def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : CutProblem
+            The oracle of a table's cut points.
+        limits : Limits
+            `max_evaluations` caps the costings, `time_limit` the seconds.
+
+        Returns
+        -------
+        SearchResult
+            `best`: the least-cost feasible set (its `node` the sorted items), the optimum when `stopped`
+            is `complete`; `evaluations`: the oracle's costings (a set forgotten by the memo and costed
+            again counts twice).
+        """
         oracle = problem.oracle
         if oracle.items > self.max_items:
             raise ValueError(f"{oracle.items} cut points; k-optimize handles at most {self.max_items}")
@@ -189,14 +214,38 @@ class KOptimize:
 
 @dataclass(frozen=True)
 class ChosenNode:
-    """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built (its
-    one-level hierarchies put its intervals at level 1). `outcome` is that algorithm's record (its cut
-    points, cost, evaluations, seconds, how it stopped), reported as this search's parameters."""
+    """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built.
+
+    kgen.api.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at level 1.
+
+    Parameters
+    ----------
+    outcome : dict
+        That algorithm's record (its cut points, cost, evaluations, seconds, how it stopped), reported as this
+        search's parameters.
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     outcome: dict = field(default_factory=dict)
     name: str = "k-optimize"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            The top node's evaluation as `best`, with the cut-point search's evaluations, seconds and
+            `stopped` added to its own.
+        """
         if not self.outcome:
             raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
                              "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")

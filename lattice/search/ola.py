@@ -62,11 +62,19 @@ def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[
 
 @dataclass(frozen=True)
 class OLA:
-    """Optimal Lattice Anonymization over the problem's box; exact when it completes.
+    """Optimal Lattice Anonymization over the problem's box; exact when it completes (see the module doc).
 
-    `dense_limit`: boxes with at most this many nodes keep their tags in one array (one byte per node).
-    `max_nodes`: the largest box it accepts without a `time_limit`. `batch`: nodes per evaluation batch when
-    it evaluates the box node by node (feasibility or loss not monotone).
+    Parameters
+    ----------
+    dense_limit : int
+        Boxes with at most this many nodes keep their tags in one array (one byte per node), larger ones as
+        lists of tagging nodes.
+    max_nodes : int
+        The largest box it accepts without a `time_limit`.
+    batch : int
+        Nodes per evaluation batch when it evaluates the box node by node (feasibility or loss not monotone).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     dense_limit: int = 1 << 26
@@ -75,6 +83,21 @@ class OLA:
     name: str = "ola"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `minimal`: every k-minimal node (with monotone feasibility); `best`: the optimum when `stopped`
+            is `complete`; `trace`: one record of nodes visited, tag hits and pruned sub-lattices.
+        """
         if problem.monotone_feasibility:
             require_limit_beyond(self.name, problem, limits, self.max_nodes,
                                  "may have to visit a large share of them", time_only=True)

@@ -30,7 +30,20 @@ class RandomSearch:
     name: str = "random"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits` (see `lattice.search.base.Search`)."""
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator and the box.
+        limits : Limits
+            Evaluation budget (`max_evaluations` of this search when None), time limit, seed of the draws.
+
+        Returns
+        -------
+        SearchResult
+            The best feasible node drawn and the minimal ones among those drawn; one trace record per batch.
+        """
         limits = limits.bounded(self.max_evaluations)
         budget = Budget(problem, limits)
         rng = random.Random(limits.seed)

@@ -33,10 +33,18 @@ from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, make_tags
 
 @dataclass(frozen=True)
 class Samarati:
-    """Binary search for the lowest feasible height; returns all k-minimal nodes of that height.
+    """Binary search for the lowest feasible height (see the module doc).
 
-    `batch`: nodes per evaluation batch of a probe. `climb`: raise each infeasible node found to a maximal
-    infeasible one (see the module doc). `dense_limit`: boxes up to this size keep their tags in an array.
+    Parameters
+    ----------
+    batch : int
+        Nodes per evaluation batch of a probe.
+    dense_limit : int
+        Boxes up to this size keep their tags in an array.
+    climb : bool
+        Raise each infeasible node found to a maximal infeasible one (see the module doc).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     batch: int = 16
@@ -45,6 +53,22 @@ class Samarati:
     name: str = "samarati"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            When `stopped` is `complete`: `minimal`, every k-minimal node of the lowest feasible height;
+            `best`, the one the objective prefers (not the LOG optimum in general); `params["probes"]`,
+            the heights probed.
+        """
         budget = Budget(problem, limits)
         box = problem.box
         monotone = problem.monotone_feasibility
