@@ -39,7 +39,7 @@ from lattice.search.base import (
     refuse_box_beyond,
     require_limit_beyond,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, classify
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, classify, unknown_chain
 
 
 def log_keys(box: Box, heights: Node) -> np.ndarray:
@@ -138,21 +138,6 @@ class BestFirst:
 
     # --- resolving one node by binary search on a path to the top -------------------------------------
 
-    def _climb(self, node: Node, box: Box, tags: DenseTags) -> list[Node]:
-        """A chain up from `node` through nodes of unknown feasibility, raising the relatively least-raised
-        attribute first (so it stays balanced), until no upper neighbour is unknown."""
-        spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
-        y = list(node)
-        path = [tuple(y)]
-        while True:
-            open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
-                     and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
-            if not open_:
-                return path
-            i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
-            y[i] += 1
-            path.append(tuple(y))
-
     def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: DenseTags, stats: dict) -> None:
         """Settle the unknown `node`, and raise the infeasible node found to a maximal infeasible one.
 
@@ -167,7 +152,7 @@ class BestFirst:
         box = problem.box
         start = node
         while True:
-            path = self._climb(start, box, tags)
+            path = unknown_chain(start, box, tags)
             states = [tags.get(p) for p in path]
             lo = max((i for i, s in enumerate(states) if s == INFEASIBLE), default=-1)
             hi = min((i for i, s in enumerate(states) if s == FEASIBLE), default=len(path))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from lattice.node import Node, height
 from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
 from lattice.search.ola import level_nodes
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, make_tags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, classify, make_tags, unknown_chain
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,6 @@ class Samarati:
         low, high = height(box.lower), height(box.upper)
         ranges = [b - a for a, b in zip(box.lower, box.upper)]
         tags = make_tags(box, self.dense_limit) if monotone else None
-        spans = [r + 1 for r in ranges]
 
         def climb(node: Node) -> None:
             """Raise an infeasible node to a maximal infeasible one, so that its down-set tag covers as much of
@@ -87,21 +86,11 @@ class Samarati:
             assert tags is not None
             start = node
             while True:
-                path, y = [], list(start)
-                while True:
-                    open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
-                             and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
-                    if not open_:
-                        break
-                    i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
-                    y[i] += 1
-                    path.append(tuple(y))
+                path = unknown_chain(start, box, tags)[1:]
                 lo, hi = -1, len(path)  # path[lo] infeasible (start when -1), path[hi] feasible
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
-                    e = budget.evaluate(path[mid])
-                    tags.tag(e.node, e.feasible)
-                    lo, hi = (lo, mid) if e.feasible else (mid, hi)
+                    lo, hi = (lo, mid) if classify(budget, tags, path[mid]) else (mid, hi)
                 if lo < 0:
                     return
                 start = path[lo]

@@ -109,6 +109,23 @@ def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
     return DenseTags(box) if box.size <= dense_limit else SparseTags(box.dims)
 
 
+def unknown_chain(node: Node, box: Box, tags: DenseTags | SparseTags) -> list[Node]:
+    """A chain up from `node` (included) through nodes of unknown feasibility, raising the relatively least-raised
+    attribute first (so it stays balanced), until no upper neighbour is unknown. Best-first search and Samarati
+    search such chains for their feasibility boundary, to raise an infeasible node to a maximal infeasible one."""
+    spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
+    y = list(node)
+    path = [tuple(y)]
+    while True:
+        open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
+                 and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
+        if not open_:
+            return path
+        i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
+        y[i] += 1
+        path.append(tuple(y))
+
+
 class KnowsEvaluations(Protocol):
     """What `decided`, `classify` and `feasibility` need of a search's Budget."""
 
