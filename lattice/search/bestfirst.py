@@ -21,7 +21,6 @@ Exactness (agreement with exhaustive search) under the problem's flags:
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +34,7 @@ from lattice.search.base import (
     Limits,
     Problem,
     SearchResult,
+    evaluate_ties,
     guarded,
     refuse_box_beyond,
     require_limit_beyond,
@@ -214,20 +214,4 @@ class BestFirst:
             src[axis], dst[axis] = slice(0, -1), slice(1, None)
             below[tuple(dst)] = feasible[tuple(src)]
             minimal &= ~below
-        nodes = [tags.node(int(i)) for i in np.flatnonzero(minimal.reshape(-1))]
-        if not nodes:
-            return
-        results = budget.evaluate_many(nodes)
-        least = min(e.loss for e in results)
-        queue = deque(e.node for e in results if e.loss == least)
-        seen = set(queue)
-        upper = problem.box.upper
-        while queue:
-            x = queue.popleft()
-            for i in range(len(x)):
-                if x[i] < upper[i]:
-                    y = x[:i] + (x[i] + 1,) + x[i + 1 :]
-                    if y not in seen:
-                        seen.add(y)
-                        if budget.evaluate(y).loss == least:
-                            queue.append(y)
+        evaluate_ties(budget, budget.evaluate_many([tags.node(int(i)) for i in np.flatnonzero(minimal.reshape(-1))]))

@@ -27,12 +27,20 @@ and says so in its parameters.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded, minimal_nodes, refuse_box_beyond
+from lattice.search.base import (
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    evaluate_ties,
+    guarded,
+    minimal_nodes,
+    refuse_box_beyond,
+)
 from lattice.search.tags import FEASIBLE, UNKNOWN, DenseTags
 
 
@@ -167,16 +175,4 @@ class Incognito:
             for _ in budget.evaluate_in_batches(feasible, self.batch):
                 pass
             return
-        minimal = [budget.known(n) for n in minimal_nodes(budget.feasible)]
-        least = min(e.loss for e in minimal)
-        queue = deque(e.node for e in minimal if e.loss == least)
-        seen = set(queue)
-        upper = problem.box.upper
-        while queue:
-            x = queue.popleft()
-            ups = [x[:i] + (x[i] + 1,) + x[i + 1 :] for i in range(len(x)) if x[i] < upper[i]]
-            ups = [y for y in ups if y not in seen]
-            seen.update(ups)
-            for e in budget.evaluate_many(ups):
-                if e.loss == least:
-                    queue.append(e.node)
+        evaluate_ties(budget, [budget.known(n) for n in minimal_nodes(budget.feasible)])
