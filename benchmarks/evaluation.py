@@ -67,6 +67,9 @@ class Recorder:
     def evaluate(self, node: Node):  # noqa: ANN201
         return self.evaluate_many([node])[0]
 
+    def cached(self, node: Node):  # noqa: ANN201
+        return self.inner.cached(node)
+
     def evaluate_many(self, nodes: Sequence[Node]) -> list:
         for n in nodes:
             if n not in self.seen:

@@ -407,6 +407,10 @@ class ParallelEvaluator:
         """Whether the node is in the local cache (evaluating it again costs nothing)."""
         return tuple(int(v) for v in node) in self._cache
 
+    def cached(self, node: Sequence[int]) -> Evaluation | None:
+        """The node's evaluation if it was evaluated before, else None (nothing is computed)."""
+        return self._cache.get(tuple(int(v) for v in node))
+
     def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
         """Evaluations of `nodes` in input order; each distinct new node is evaluated once."""
         keys = [tuple(int(v) for v in n) for n in nodes]

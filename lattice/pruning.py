@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lattice.box import Box
 from lattice.node import Node
 
 
@@ -31,6 +30,3 @@ def minimum_levels(heights: Sequence[int], feasible: Callable[[Node], bool]) -> 
         lower.append(lo)
     return tuple(lower)
 
-
-def pruned_box(heights: Sequence[int], feasible: Callable[[Node], bool]) -> Box:
-    return Box(minimum_levels(heights, feasible), tuple(heights))

@@ -33,14 +33,19 @@ class Oracle:
     """Feasibility from a predicate, loss LOG, LOS from a function (to exercise the tie rule)."""
 
     def __init__(self, heights, feasible, los=lambda node: 0.0):
-        self.heights, self.predicate, self.los = heights, feasible, los
+        self.heights, self.predicate, self.los, self.store = heights, feasible, los, {}
 
     def evaluate(self, node):
         return self.evaluate_many([node])[0]
 
     def evaluate_many(self, nodes):
-        return [Verdict(tuple(n), self.predicate(tuple(n)), precision_loss(n, self.heights), self.los(tuple(n)))
-                for n in nodes]
+        out = [Verdict(tuple(n), self.predicate(tuple(n)), precision_loss(n, self.heights), self.los(tuple(n)))
+               for n in nodes]
+        self.store.update((v.node, v) for v in out)
+        return out
+
+    def cached(self, node):
+        return self.store.get(tuple(node))
 
 
 def up_set_problem(heights, minimal, box=None, los=lambda node: 0.0) -> Problem:

@@ -4,6 +4,7 @@ Datafly (Sweeney's rule, released tables that pass the independent check)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from lattice.search.datafly import Datafly
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.incognito import Incognito
 from lattice.search.ola import OLA
-from lattice.search.samarati import Samarati, distance_vector, outliers
+from lattice.search.samarati import Samarati
 
 
 def outcome(result: SearchResult) -> tuple:
@@ -63,6 +64,20 @@ def test_samarati_reproduces_the_slides_worked_example(slides: api.Prepared) -> 
     assert slides.evaluator.evaluate((0, 0)).suppressed == 6 > 2
     # the preferred one by the objective: equal LOG and suppression, so the tie rule's smaller node
     assert result.best.node == (0, 1)
+
+
+def distance_vector(a: Sequence[str], b: Sequence[str], hierarchies: Sequence[Hierarchy]) -> tuple[int, ...]:
+    """Samarati's distance vector of two tuples: per attribute, the lowest level at which they coincide."""
+    return tuple(next(level for level in range(h.height + 1) if h.generalize(x, level) == h.generalize(y, level))
+                 for x, y, h in zip(a, b, hierarchies, strict=True))
+
+
+def outliers(rows: Sequence[Sequence[str]], hierarchies: Sequence[Hierarchy], node: Sequence[int], k: int) -> list[int]:
+    """The rows (0-based) in classes of fewer than k rows at `node`, counted from distance vectors only: row i's
+    class at `node` is every row j whose distance vector to i is at most `node` (Samarati's outlier count)."""
+    n = len(rows)
+    matrix = {(i, j): distance_vector(rows[i], rows[j], hierarchies) for i in range(n) for j in range(n)}
+    return [i for i in range(n) if sum(all(d <= x for d, x in zip(matrix[i, j], node)) for j in range(n)) < k]
 
 
 def test_distance_vector_matrix_is_the_slides_example_3_and_counts_the_outliers(slides: api.Prepared) -> None:
@@ -232,6 +247,9 @@ def test_datafly_without_distinct_counts_says_it_raises_the_qi_with_most_levels_
         def evaluate(self, node):
             return self.inner.evaluate(node)
 
+        def cached(self, node):
+            return self.inner.cached(node)
+
     prepared = api.prepare({"a": list("xxyy"), "b": list("pqpq")},
                            Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}))
     problem = prepared.problem(Plain(prepared.evaluator))
@@ -245,10 +263,13 @@ class Table:
     """An evaluator from a table of verdicts (not monotone); loss = the node's height."""
 
     def __init__(self, verdicts: dict) -> None:
-        self.verdicts = verdicts
+        self.verdicts, self.store = verdicts, {}
 
     def evaluate(self, node):
         return self.evaluate_many([node])[0]
+
+    def cached(self, node):
+        return self.store.get(tuple(node))
 
     def evaluate_many(self, nodes):
         from dataclasses import dataclass
@@ -260,7 +281,9 @@ class Table:
             loss: float
             los: float
 
-        return [Verdict(tuple(n), self.verdicts[tuple(n)], float(sum(n)), 0.0) for n in nodes]
+        out = [Verdict(tuple(n), self.verdicts[tuple(n)], float(sum(n)), 0.0) for n in nodes]
+        self.store.update((v.node, v) for v in out)
+        return out
 
 
 @pytest.mark.parametrize("seed", range(20))

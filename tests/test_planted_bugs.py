@@ -62,11 +62,16 @@ class Verdict:
 
 
 class CountingEvaluator:
-    """A fake evaluator that records every node that reaches it (feasible: level sum >= 3; loss: LOG)."""
+    """A fake evaluator that records every node that reaches it (feasible: level sum >= 3; loss: LOG) and keeps
+    what it evaluated (`cached`, which the budget reads for nodes it counted)."""
 
     def __init__(self, heights: Node) -> None:
         self.heights = heights
         self.seen: list[Node] = []
+        self.store: dict[Node, Verdict] = {}
+
+    def cached(self, node: Node) -> Verdict | None:
+        return self.store.get(tuple(node))
 
     def evaluate(self, node: Node) -> Verdict:
         return self.evaluate_many([node])[0]
@@ -77,6 +82,7 @@ class CountingEvaluator:
             node = tuple(node)
             self.seen.append(node)
             out.append(Verdict(node, sum(node) >= 3, precision_loss(node, self.heights), 0.0))
+            self.store[node] = out[-1]
         return out
 
 

@@ -19,11 +19,12 @@ from kgen.table import read_csv
 from lattice.accuracy import log_gap, node_accuracy, overall_accuracy, set_accuracy
 from lattice.box import Box
 from lattice.node import leq, precision_loss
-from lattice.search.base import Limits, Problem, SearchResult
+from lattice.search.base import DEFAULT_MAX_EVALUATIONS, Budget, Limits, Problem, SearchResult, Stopped, StopSearch
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.kgen_ga import KGen
 from lattice.search.ola import OLA, level_nodes
 from lattice.search.random_search import RandomSearch
+from lattice.search.stopping import Patience, Stall
 from lattice.search.tags import DenseTags, SparseTags
 
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
@@ -45,12 +46,15 @@ class Verdict:
 
 
 class Oracle:
-    """An evaluator from a feasibility predicate; loss = LOG. Counts calls and can answer in shuffled order
-    internally (to prove searches do not depend on evaluation order)."""
+    """An evaluator from a feasibility predicate; loss = LOG. Counts calls, keeps what it evaluated (`cached`)
+    and can answer in shuffled order internally (to prove searches do not depend on evaluation order)."""
 
     def __init__(self, heights, feasible, shuffle_seed: int | None = None) -> None:
-        self.heights, self.predicate, self.calls = heights, feasible, 0
+        self.heights, self.predicate, self.calls, self.store = heights, feasible, 0, {}
         self.shuffle = None if shuffle_seed is None else random.Random(shuffle_seed)
+
+    def cached(self, node):
+        return self.store.get(tuple(node))
 
     def evaluate(self, node):
         return self.evaluate_many([node])[0]
@@ -63,7 +67,7 @@ class Oracle:
         for i in order:
             self.calls += 1
             node = tuple(nodes[i])
-            out[i] = Verdict(node, self.predicate(node), precision_loss(node, self.heights), 0.0)
+            out[i] = self.store[node] = Verdict(node, self.predicate(node), precision_loss(node, self.heights), 0.0)
         return out
 
 
@@ -336,6 +340,82 @@ def test_random_search_on_a_small_box_evaluates_it_all_and_completes():
     result = RandomSearch().run(problem, Limits(seed=0))
     assert result.stopped == "complete" and result.evaluations == 12
     assert result.best.node == (0, 2, 0)
+
+
+def test_searches_without_an_end_of_their_own_default_to_one_budget():
+    assert Limits().bounded().max_evaluations == DEFAULT_MAX_EVALUATIONS == 5000
+    assert Limits(max_evaluations=7).bounded(99).max_evaluations == 7
+    problem = up_set_problem((9,) * 5, [(9,) * 5])
+    assert RandomSearch().run(problem, Limits()).params["max_evaluations"] == DEFAULT_MAX_EVALUATIONS
+    assert KGen().run(problem, Limits(time_limit=0.5)).params["max_evaluations"] == DEFAULT_MAX_EVALUATIONS
+
+
+# --- the budget: one search's view of the evaluator ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny() -> api.Prepared:
+    return api.prepare({"a": list("xxyyzz"), "b": list("pqpqpq")},
+                       Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}, prune=False))
+
+
+def test_a_budget_counts_its_own_evaluations_and_reads_them_from_the_evaluators_cache(tiny):
+    tiny.evaluator.clear_cache()
+    first, second = Budget(tiny.problem(), Limits()), Budget(tiny.problem(), Limits())
+    e = first.evaluate((0, 1))
+    assert first.known((0, 1)) is e is tiny.evaluator.cached((0, 1))  # the evaluator's, not a copy
+    assert first.known((1, 1)) is None
+    # cached by the evaluator for another search: unknown to this one until it asks, then counted once
+    assert second.known((0, 1)) is None and second.evaluations == 0
+    assert second.evaluate_many([(0, 1), (0, 1)]) == [e, e] and second.evaluations == 1
+    assert second.known((0, 1)) is e and second.feasible == [(0, 1)]
+    second.evaluate((0, 1))
+    assert second.evaluations == 1 and first.evaluations == 1
+
+
+def test_a_budget_stops_a_batch_at_the_limit_and_at_the_whole_box():
+    problem = up_set_problem((1, 1), [(1, 1)])
+    budget = Budget(problem, Limits(max_evaluations=2))
+    with pytest.raises(StopSearch) as stop:
+        budget.evaluate_many([(0, 0), (0, 1), (1, 0)])
+    assert stop.value.reason is Stopped.BUDGET and budget.evaluations == 2 and budget.known((1, 0)) is None
+    budget.evaluate_many([(0, 1), (0, 0)])  # nothing new: free, even with the budget spent
+    whole = Budget(problem, Limits())
+    with pytest.raises(StopSearch) as stop:
+        whole.evaluate_many(list(problem.box.nodes()))
+    assert stop.value.reason is Stopped.COMPLETE and whole.box_done
+    walking = Budget(problem, Limits(), stop_when_box_done=False)  # a search whose answer is not the best node
+    assert len(walking.evaluate_many(list(problem.box.nodes()))) == 4 and walking.box_done
+
+
+def test_a_budget_ends_iterations_on_its_searchs_own_conditions():
+    problem = up_set_problem((3, 3), [(1, 1)])
+    budget = Budget(problem, Limits(), conditions=[Stall(2)])
+    budget.evaluate((0, 0))
+    budget.end_iteration()  # something new since the start
+    budget.end_iteration()  # one iteration without a new node
+    with pytest.raises(StopSearch) as stop:
+        budget.end_iteration()  # the second
+    assert stop.value.reason is Stopped.STALLED and budget.iteration == 3
+    patient = Budget(problem, Limits(), conditions=[Patience(2)])
+    patient.evaluate((3, 3))
+    patient.end_iteration()
+    patient.evaluate((2, 2))  # a better node: the count starts again
+    patient.end_iteration()
+    patient.evaluate((3, 2))  # new, but no better
+    patient.end_iteration()
+    with pytest.raises(StopSearch) as stop:
+        patient.end_iteration()
+    assert stop.value.reason is Stopped.STALLED and patient.iteration == 4
+
+
+def test_batches_go_to_the_evaluator_in_order_and_of_the_given_size():
+    problem = up_set_problem((9,), [(5,)])
+    sizes = []
+    evaluate_many = problem.evaluator.evaluate_many
+    problem.evaluator.evaluate_many = lambda nodes: sizes.append(len(nodes)) or evaluate_many(nodes)
+    budget = Budget(problem, Limits())
+    results = [e.node for batch in budget.evaluate_in_batches(((i,) for i in range(9)), 4) for e in batch]
+    assert sizes == [4, 4, 1] and results == [(i,) for i in range(9)]
 
 
 # --- accuracy (SPEC section 6) -----------------------------------------------------------------------------

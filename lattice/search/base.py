@@ -1,16 +1,19 @@
 """The one interface of every search: a Problem and Limits in, a SearchResult out.
 
-A search never evaluates a node itself: it asks a `Budget`, which caches evaluations, counts the distinct
-nodes evaluated (a cache hit is free), enforces the evaluation budget and time limit, and keeps the archive
-of feasible nodes and the best one under the objective (least loss, then least LOS, then the
-lexicographically smaller node).
+A search never evaluates a node itself: it asks its `Budget`, a view of the problem's evaluator for this one
+search. The evaluator owns the node -> evaluation cache (it is shared by every search of a run); the Budget
+keeps only what belongs to this search: the nodes it has evaluated (its distinct-evaluation count: asking
+again for a node it counted is free), its stopping conditions (lattice/search/stopping.py), and its archive
+of feasible and infeasible nodes, the best one under the objective (least loss, then least LOS, then the
+lexicographically smaller node) and the closest one to feasibility.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,13 +21,26 @@ import numpy as np
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node
-from lattice.search.stopping import Stopped, StopSearch
+from lattice.search.stopping import (
+    BoxDone,
+    Condition,
+    MaxEvaluations,
+    Progress,
+    Stopped,
+    StopSearch,
+    TimeLimit,
+    first_reached,
+)
 
 __all__ = ["Stopped", "StopSearch"]  # re-exported: they live in lattice/search/stopping.py
 
+# The budget of the searches that never end on their own (KGen, random search) when the limits give none:
+# the paper's 5000 distinct evaluations. `Limits.bounded` is the one place that applies it.
+DEFAULT_MAX_EVALUATIONS = 5000
 
-class Evaluation(Protocol):
-    """What a search needs to know of an evaluated node."""
+
+class Evaluated(Protocol):
+    """What a search needs to know of an evaluated node (fitness.evaluator.Evaluation is one)."""
 
     node: Node
     feasible: bool
@@ -33,25 +49,43 @@ class Evaluation(Protocol):
 
 
 class Evaluator(Protocol):
-    """Evaluates nodes; `evaluate_many` may run in parallel but returns results in input order."""
+    """Evaluates nodes and owns their cache (fitness.evaluator.NodeEvaluator is one).
 
-    def evaluate(self, node: Node) -> Evaluation: ...
+    `evaluate_many` may compute in parallel but returns results in input order; `cached` returns a node's
+    evaluation if the evaluator has it, and never computes.
+    """
 
-    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluation]: ...
+    def evaluate(self, node: Node) -> Evaluated: ...
+
+    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluated]: ...
+
+    def cached(self, node: Node) -> Evaluated | None: ...
 
 
 @dataclass(frozen=True)
 class Problem:
-    """A search problem: the evaluator, the (pre-pruned) box and the hierarchy heights.
+    """A search problem: what to search and what the search may assume.
 
-    `monotone_feasibility`: a feasible node's generalizations are feasible (predictive tagging is sound).
-    `monotone_loss`: the loss never decreases when a level rises (exact searches may stop early on it).
-    `loss_is_log`: the loss is LOG, `precision_loss(node, heights)`, known before evaluating the node (exact
-    searches may visit nodes in increasing loss).
-    `level_costs`: for a separable objective other than LOG (NCP, Loss, entropy), per QI the loss of each
-    level when nothing is suppressed (the constant part folded into QI 0); the loss of a node is at least
-    their sum (a suppressed cell costs the most) and equal to it when nothing is suppressed. The certified
-    search and bound use it (lattice/search/certify.py); None when the objective has no such form.
+    Parameters
+    ----------
+    evaluator : Evaluator
+        Evaluates nodes (and caches them); searches reach it only through a `Budget`.
+    box : Box
+        The (pre-pruned) sub-lattice searched.
+    heights : Node
+        The hierarchy heights (LOG and accuracy are relative to them).
+    monotone_feasibility : bool
+        A feasible node's generalizations are feasible (predictive tagging is sound).
+    monotone_loss : bool
+        The loss never decreases when a level rises (exact searches may stop early on it).
+    loss_is_log : bool
+        The loss is LOG, `precision_loss(node, heights)`, known before the node is evaluated (exact searches
+        may visit nodes in increasing loss).
+    level_costs : tuple of tuple of float, optional
+        For a separable objective other than LOG (NCP, Loss, entropy), per QI the loss of each level when
+        nothing is suppressed (the constant part folded into QI 0); the loss of a node is at least their sum
+        (a suppressed cell costs the most) and equal to it when nothing is suppressed. The certified search
+        and bound use it (lattice/search/certify.py); None when the objective has no such form.
     """
 
     evaluator: Evaluator
@@ -65,17 +99,70 @@ class Problem:
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits shared by every search. `max_evaluations` counts distinct real evaluations."""
+    """Limits shared by every search.
+
+    Parameters
+    ----------
+    max_evaluations : int, optional
+        The most distinct nodes the search may evaluate (a node asked again is free); None: no such limit
+        (KGen and random search then take `DEFAULT_MAX_EVALUATIONS`, see `bounded`).
+    time_limit : float, optional
+        Seconds after which the search stops (checked before each batch of evaluations).
+    seed : int
+        Seed of the search's own random stream (searches that draw).
+    on_progress : callable, optional
+        Called as `on_progress(evaluations, best)` after each batch that evaluated a new node.
+    """
 
     max_evaluations: int | None = None
     time_limit: float | None = None
     seed: int = 0
-    on_progress: Callable[[int, Evaluation | None], None] | None = None
+    on_progress: Callable[[int, Evaluated | None], None] | None = None
+
+    def bounded(self, max_evaluations: int = DEFAULT_MAX_EVALUATIONS) -> Limits:
+        """These limits with `max_evaluations` when they give none (a search that never ends on its own).
+
+        Parameters
+        ----------
+        max_evaluations : int
+            The budget to apply when `self.max_evaluations` is None.
+
+        Returns
+        -------
+        Limits
+            `self` if it has a budget, else a copy with `max_evaluations`.
+        """
+        return self if self.max_evaluations is not None else replace(self, max_evaluations=max_evaluations)
 
 
 @dataclass
 class SearchResult:
-    """The result of a search. `best` is None when no feasible node was found; `stopped` says why it ended."""
+    """What a search returns.
+
+    Parameters
+    ----------
+    algorithm : str
+        The search's name.
+    best : Evaluated or None
+        The best feasible node evaluated (None when none was found).
+    minimal : list of Node
+        The minimal nodes among the feasible nodes evaluated (for exact searches: the k-minimal nodes).
+    evaluations : int
+        Distinct nodes evaluated by this search.
+    seconds : float
+        Wall time of the search.
+    stopped : Stopped
+        Why it ended (docs/search.md lists the values); `complete` makes an exact search's best the optimum.
+    trace : list of dict
+        The search's progress records (e.g. one per GA generation).
+    params : dict
+        The search's parameters and statistics, as reported.
+    closest : Evaluated or None
+        The evaluated node with the least LOS (then least loss, then smaller node): when nothing feasible was
+        found, the node that came closest, i.e. the fewest rows a larger suppression limit must allow.
+    infeasible : list of Node
+        Every infeasible node evaluated (their down-sets prove lower bounds, lattice/search/certify.py).
+    """
 
     algorithm: str
     best: Any
@@ -85,97 +172,164 @@ class SearchResult:
     stopped: Stopped
     trace: list[dict] = field(default_factory=list)
     params: dict = field(default_factory=dict)
-    # the evaluated node with the least LOS (then least loss, then smaller node): when nothing feasible was
-    # found, the node that came closest, i.e. the fewest rows a larger suppression limit must allow
     closest: Any = None
-    infeasible: list[Node] = field(default_factory=list)  # every infeasible node evaluated (certified bounds)
+    infeasible: list[Node] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
+        """Whether the search ran to its end (the optimum, for an exact search)."""
         return self.stopped == Stopped.COMPLETE
 
 
 class Search(Protocol):
+    """A search algorithm: `run(problem, limits)` evaluates through a `Budget` and returns a SearchResult."""
+
     name: str
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult: ...
 
 
-def objective_key(e: Evaluation) -> tuple:
+def objective_key(e: Evaluated) -> tuple:
+    """The order of the objective: least loss, then least LOS, then the smaller node."""
     return (e.loss, e.los, tuple(e.node))
 
 
-def closeness_key(e: Evaluation) -> tuple:
+def closeness_key(e: Evaluated) -> tuple:
+    """The order of closeness to feasibility: least LOS, then least loss, then the smaller node."""
     return (e.los, e.loss, tuple(e.node))
 
 
 class Budget:
-    """Cache, counter, limits and archive around a problem's evaluator."""
+    """One search's view of the problem's evaluator: its distinct evaluations, its stopping, its archive.
 
-    def __init__(self, problem: Problem, limits: Limits) -> None:
+    The evaluator owns the evaluations; the Budget keeps the set of nodes this search has evaluated. A node
+    this search already counted is free; a node new to it counts once, even if the evaluator had it cached
+    from another search. Every stopping condition is checked here: the time limit before each batch, the
+    evaluation budget on the batch (the new nodes that fit are evaluated, then the search stops), the whole
+    box evaluated after each batch, and the search's own `conditions` when it calls `end_iteration`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem searched (its evaluator computes and caches).
+    limits : Limits
+        `max_evaluations` and `time_limit` become the `MaxEvaluations` and `TimeLimit` conditions;
+        `on_progress` is called after each batch that evaluated a new node.
+    conditions : sequence of Condition
+        A generational search's own conditions (e.g. `Stall`, `Patience`), checked by `end_iteration`.
+    stop_when_box_done : bool
+        Stop with `complete` once every node of the box is evaluated (nothing is left to learn, the best node
+        is the optimum). A search whose answer is not the best node (Datafly's walk) turns it off.
+
+    Raises
+    ------
+    StopSearch
+        From `evaluate_many`, `check_time` and `end_iteration`, with the `Stopped` value of the condition
+        that holds; `guarded` turns it into the result.
+    """
+
+    def __init__(self, problem: Problem, limits: Limits, conditions: Sequence[Condition] = (),
+                 stop_when_box_done: bool = True) -> None:
         self.problem, self.limits = problem, limits
-        self.cache: dict[Node, Evaluation] = {}
+        self.evaluator = problem.evaluator
+        self.counted: set[Node] = set()
         self.feasible: list[Node] = []
         self.infeasible: list[Node] = []
-        self.best: Evaluation | None = None
-        self.closest: Evaluation | None = None
-        self.start = time.perf_counter()
-        self.box_size = problem.box.size
+        self.best: Evaluated | None = None
+        self.closest: Evaluated | None = None
+        self.iteration = 0
         self.in_box = 0
+        self.start = time.perf_counter()
+        self.cap = None if limits.max_evaluations is None else MaxEvaluations(limits.max_evaluations)
+        self.clock = None if limits.time_limit is None else TimeLimit(limits.time_limit)
+        self.done = BoxDone() if stop_when_box_done else None
+        self.conditions = list(conditions)
 
     @property
     def evaluations(self) -> int:
-        return len(self.cache)
+        """Distinct nodes this search has evaluated."""
+        return len(self.counted)
 
     @property
     def seconds(self) -> float:
         return time.perf_counter() - self.start
 
-    def remaining(self) -> int | None:
-        cap = self.limits.max_evaluations
-        return None if cap is None else cap - len(self.cache)
+    @property
+    def box_done(self) -> bool:
+        """Whether every node of the box has been evaluated by this search."""
+        return self.in_box >= self.problem.box.size
+
+    def progress(self) -> Progress:
+        """What the stopping conditions look at, now."""
+        best = None if self.best is None else objective_key(self.best)
+        return Progress(self.evaluations, self.seconds, self.iteration, best, self.box_done)
 
     def check_time(self) -> None:
-        if self.limits.time_limit is not None and self.seconds > self.limits.time_limit:
-            raise StopSearch(Stopped.TIME)
+        """Stop (StopSearch("time")) once the time limit has passed; searches whose steps are mostly free
+        look-ups call it in their loops too."""
+        if self.clock is not None:
+            self.clock.check(self.progress())
 
-    def known(self, node: Node) -> Evaluation | None:
-        return self.cache.get(node)
+    def end_iteration(self) -> None:
+        """End one iteration of a generational search: stop with the first of its `conditions` that holds
+        (every condition is updated)."""
+        self.iteration += 1
+        stopped = first_reached(self.conditions, self.progress())
+        if stopped is not None:
+            raise StopSearch(stopped)
 
-    def evaluate(self, node: Node) -> Evaluation:
+    def known(self, node: Node) -> Evaluated | None:
+        """The node's evaluation if this search has evaluated it (a free answer), else None."""
+        return self._evaluation(node) if node in self.counted else None
+
+    def evaluate(self, node: Node) -> Evaluated:
         return self.evaluate_many([node])[0]
 
-    def evaluate_many(self, nodes: Iterable[Node]) -> list[Evaluation]:
-        """Evaluate nodes (cached ones for free), in one batch for the evaluator.
+    def evaluate_many(self, nodes: Iterable[Node]) -> list[Evaluated]:
+        """Evaluations of `nodes` in input order; the nodes new to this search go to the evaluator in one batch.
 
-        When the budget cannot cover all new nodes, the first ones that fit are evaluated and archived,
-        then StopSearch("budget") is raised. Once every node of the box has been evaluated, nothing is left
-        to learn: StopSearch("complete") ends the search, whose best node is then the exact optimum (a GA
-        on a small lattice would otherwise go on drawing cached nodes until its stall limit).
+        When the budget cannot cover every new node, the first ones that fit are evaluated and archived and
+        StopSearch("budget") is raised. Once every node of the box is evaluated, StopSearch("complete") ends
+        the search, whose best node is then the exact optimum (a GA on a small lattice would otherwise go on
+        drawing cached nodes until its stall limit).
         """
         nodes = [tuple(int(v) for v in n) for n in nodes]
         self.check_time()
-        new: list[Node] = []
-        for n in nodes:
-            if n not in self.cache and n not in new:
-                new.append(n)
-        remaining = self.remaining()
-        short = remaining is not None and len(new) > remaining
-        if short:
-            new = new[: max(remaining, 0)]
-        if new:
-            for n, e in zip(new, self.problem.evaluator.evaluate_many(new)):
+        new = [n for n in dict.fromkeys(nodes) if n not in self.counted]
+        fits = new if self.cap is None else new[: self.cap.remaining(self.evaluations)]
+        fresh: dict[Node, Evaluated] = {}
+        if fits:
+            fresh = dict(zip(fits, self.evaluator.evaluate_many(fits)))
+            for n, e in fresh.items():
                 self._archive(n, e)
             if self.limits.on_progress is not None:
                 self.limits.on_progress(self.evaluations, self.best)
-            if self.in_box >= self.box_size:
-                raise StopSearch(Stopped.COMPLETE)
-        if short:
-            raise StopSearch(Stopped.BUDGET)
-        return [self.cache[n] for n in nodes]
+            if self.done is not None:
+                self.done.check(self.progress())
+        if len(fits) < len(new):
+            raise StopSearch(self.cap.stopped)  # type: ignore[union-attr]
+        return [fresh[n] if n in fresh else self._evaluation(n) for n in nodes]
 
-    def _archive(self, node: Node, e: Evaluation) -> None:
-        self.cache[node] = e
+    def evaluate_in_batches(self, nodes: Iterable[Node], size: int) -> Iterator[list[Evaluated]]:
+        """Evaluate `nodes` (any iterable, read lazily) in batches of `size`, so that a parallel evaluator gets
+        work to share; yields each batch's evaluations."""
+        batch: list[Node] = []
+        for node in nodes:
+            batch.append(node)
+            if len(batch) == size:
+                yield self.evaluate_many(batch)
+                batch = []
+        if batch:
+            yield self.evaluate_many(batch)
+
+    def _evaluation(self, node: Node) -> Evaluated:
+        """A counted node's evaluation, from the evaluator's cache (computed again, and not counted again, if the
+        evaluator no longer holds it)."""
+        e = self.evaluator.cached(node)
+        return e if e is not None else self.evaluator.evaluate(node)
+
+    def _archive(self, node: Node, e: Evaluated) -> None:
+        self.counted.add(node)
         self.in_box += node in self.problem.box
         if self.closest is None or closeness_key(e) < closeness_key(self.closest):
             self.closest = e
@@ -205,9 +359,30 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
     return sorted(tuple(int(v) for v in row) for row in minimal)
 
 
+
+def evaluate_ties(budget: Budget, minimal: Sequence[Evaluated]) -> None:
+    """Evaluate every node reachable upwards from the minimal nodes of least loss through nodes of that loss.
+
+    For a monotone loss that is not LOG, the optimum is a k-minimal node of least loss or a node above one with
+    the same loss and a smaller LOS (the tie rule); a node of higher loss, and everything above it, cannot win.
+    Exact searches (best-first, Incognito) call it with the k-minimal nodes' evaluations; each node's upper
+    neighbours are evaluated in one batch.
+    """
+    if not minimal:
+        return
+    least = min(e.loss for e in minimal)
+    queue = deque(tuple(e.node) for e in minimal if e.loss == least)
+    seen = set(queue)
+    upper = budget.problem.box.upper
+    while queue:
+        x = queue.popleft()
+        ups = [y for i in range(len(x)) if x[i] < upper[i] and (y := x[:i] + (x[i] + 1,) + x[i + 1 :]) not in seen]
+        seen.update(ups)
+        queue.extend(e.node for e in budget.evaluate_many(ups) if e.loss == least)
+
 # The largest box a search that may evaluate every node accepts without a limit: every evaluation is kept (by
-# the budget and by the evaluator's cache, about 1 KB per node measured at 20 to 60 QIs), so 2^21 nodes is
-# about 2 GB.
+# the evaluator's cache, and the node by the budget: about 1 KB per node measured at 20 to 60 QIs, when the
+# budget still kept its own cache), so 2^21 nodes is about 2 GB.
 EVALUATE_ALL_MAX_NODES = 1 << 21
 # The largest box best-first search accepts (a tag byte and an 8-byte key per node).
 BESTFIRST_MAX_NODES = 1 << 25
@@ -244,18 +419,24 @@ def require_limit_beyond(name: str, problem: Problem, limits: Limits, max_nodes:
                      f"most {max_nodes:,}: give {limit}, use {other}, or fewer quasi-identifiers")
 
 
+def stopped_by(body: Callable[[list[dict]], None], trace: list[dict]) -> Stopped:
+    """Run `body(trace)`; why it ended: `complete` when it returns, the value of the StopSearch it raised, or
+    `interrupted` on Ctrl-C. The one place where a search's stop becomes its `stopped`."""
+    try:
+        body(trace)
+    except StopSearch as stop:
+        return stop.reason
+    except KeyboardInterrupt:
+        return Stopped.INTERRUPTED
+    return Stopped.COMPLETE
+
+
 def guarded(budget: Budget, algorithm: str, body: Callable[[list[dict]], None],
             params: dict | None = None) -> SearchResult:
-    """Run `body(trace)`; a budget or time stop, or Ctrl-C, ends it with the best result so far.
+    """Run `body(trace)` (see `stopped_by`) and return the budget's result, the best found so far.
 
     The body appends its progress records (e.g. one per GA generation) to `trace` as it goes.
     """
     trace: list[dict] = []
-    try:
-        body(trace)
-        stopped = Stopped.COMPLETE
-    except StopSearch as stop:
-        stopped = stop.reason
-    except KeyboardInterrupt:
-        stopped = Stopped.INTERRUPTED
+    stopped = stopped_by(body, trace)
     return budget.result(algorithm, stopped, trace, params)

@@ -21,7 +21,6 @@ Exactness (agreement with exhaustive search) under the problem's flags:
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,11 +34,12 @@ from lattice.search.base import (
     Limits,
     Problem,
     SearchResult,
+    evaluate_ties,
     guarded,
     refuse_box_beyond,
     require_limit_beyond,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, classify, unknown_chain
 
 
 def log_keys(box: Box, heights: Node) -> np.ndarray:
@@ -63,10 +63,18 @@ def log_keys(box: Box, heights: Node) -> np.ndarray:
 class BestFirst:
     """Exact search in increasing LOG with predictive tagging (see the module doc).
 
-    `max_nodes`: the largest box it accepts (it keeps a tag byte and an 8-byte key per node); without
-    monotone feasibility, boxes beyond exhaustive search's cap need a time or evaluation limit. `split`: where
-    on an unknown stretch of a climb a node is probed (0.5 = binary search; higher leans to maximal
-    infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
+    Parameters
+    ----------
+    max_nodes : int
+        The largest box it accepts, whatever the limits (it keeps a tag byte and an 8-byte key per node);
+        without monotone feasibility, boxes beyond exhaustive search's cap need a time or evaluation limit.
+    chunk : int
+        Nodes of the LOG order read at a time.
+    split : float
+        Where on an unknown stretch of a climb a node is probed (0.5 = binary search; higher leans to maximal
+        infeasible nodes; 0.85 measured best on Adult and Cargo 2000).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     max_nodes: int = BESTFIRST_MAX_NODES
@@ -75,6 +83,22 @@ class BestFirst:
     name: str = "bestfirst"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best`: the optimum when `stopped` is `complete`; `minimal`: the minimal feasible nodes it
+            evaluated (not every k-minimal node: it stops at the optimum's LOG); `params["mode"]` says
+            which of its modes the problem's flags chose.
+        """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)
         if not problem.monotone_feasibility:  # no tagging: it may evaluate (and keep) every node
@@ -114,21 +138,6 @@ class BestFirst:
 
     # --- resolving one node by binary search on a path to the top -------------------------------------
 
-    def _climb(self, node: Node, box: Box, tags: DenseTags) -> list[Node]:
-        """A chain up from `node` through nodes of unknown feasibility, raising the relatively least-raised
-        attribute first (so it stays balanced), until no upper neighbour is unknown."""
-        spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
-        y = list(node)
-        path = [tuple(y)]
-        while True:
-            open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
-                     and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
-            if not open_:
-                return path
-            i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
-            y[i] += 1
-            path.append(tuple(y))
-
     def _resolve(self, node: Node, problem: Problem, budget: Budget, tags: DenseTags, stats: dict) -> None:
         """Settle the unknown `node`, and raise the infeasible node found to a maximal infeasible one.
 
@@ -143,30 +152,19 @@ class BestFirst:
         box = problem.box
         start = node
         while True:
-            path = self._climb(start, box, tags)
+            path = unknown_chain(start, box, tags)
             states = [tags.get(p) for p in path]
             lo = max((i for i, s in enumerate(states) if s == INFEASIBLE), default=-1)
             hi = min((i for i, s in enumerate(states) if s == FEASIBLE), default=len(path))
             while hi - lo > 1:
                 mid = min(hi - 1, max(lo + 1, lo + round(self.split * (hi - lo))))
-                if self._classify(path[mid], budget, tags, stats):
+                if classify(budget, tags, path[mid], stats):
                     hi = mid
                 else:
                     lo = mid
             if lo < 0 or lo == len(path) - 1:
                 return  # the node is feasible, or path[lo] is maximal infeasible (and covers the node)
             start = path[lo]
-
-    @staticmethod
-    def _classify(node: Node, budget: Budget, tags: DenseTags, stats: dict) -> bool:
-        """Feasibility from the tags, else by evaluating the node (and tagging)."""
-        state = tags.get(node)
-        if state != UNKNOWN:
-            stats["tag_hits"] += 1
-            return state == FEASIBLE
-        feasible = budget.evaluate(node).feasible
-        tags.tag(node, feasible)
-        return feasible
 
     # --- the modes ----------------------------------------------------------------------------------
 
@@ -216,20 +214,4 @@ class BestFirst:
             src[axis], dst[axis] = slice(0, -1), slice(1, None)
             below[tuple(dst)] = feasible[tuple(src)]
             minimal &= ~below
-        nodes = [tags.node(int(i)) for i in np.flatnonzero(minimal.reshape(-1))]
-        if not nodes:
-            return
-        results = budget.evaluate_many(nodes)
-        least = min(e.loss for e in results)
-        queue = deque(e.node for e in results if e.loss == least)
-        seen = set(queue)
-        upper = problem.box.upper
-        while queue:
-            x = queue.popleft()
-            for i in range(len(x)):
-                if x[i] < upper[i]:
-                    y = x[:i] + (x[i] + 1,) + x[i + 1 :]
-                    if y not in seen:
-                        seen.add(y)
-                        if budget.evaluate(y).loss == least:
-                            queue.append(y)
+        evaluate_ties(budget, budget.evaluate_many([tags.node(int(i)) for i in np.flatnonzero(minimal.reshape(-1))]))

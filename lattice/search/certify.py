@@ -33,21 +33,24 @@ from fractions import Fraction
 from lattice.errors import InputError
 from lattice.hitting import SOLVERS, CutModel, integer_step_costs, maximal_nodes
 from lattice.node import Node
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded
-from lattice.search.tags import FEASIBLE, UNKNOWN, SparseTags
+from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, guarded
+from lattice.search.tags import SparseTags, classify
 
 
 class BudgetEvaluator:
-    """Routes a seeding search's evaluations through the certified search's Budget (one cache, one count)."""
+    """Routes a seeding search's evaluations through the certified search's Budget (one count, one archive)."""
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
 
-    def evaluate(self, node: Node) -> Evaluation:
+    def evaluate(self, node: Node) -> Evaluated:
         return self.budget.evaluate(node)
 
-    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluation]:
+    def evaluate_many(self, nodes: Sequence[Node]) -> list[Evaluated]:
         return self.budget.evaluate_many(nodes)
+
+    def cached(self, node: Node) -> Evaluated | None:
+        return self.budget.known(node)
 
 
 FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
@@ -86,13 +89,13 @@ class Costs:
     def cost(self, node: Node) -> int:
         return self.offset + sum(sum(self.steps[i][:x]) for i, x in enumerate(node))
 
-    def cutoff(self, e: Evaluation) -> int:
+    def cutoff(self, e: Evaluated) -> int:
         """The largest cost a node of loss <= e.loss can have (inclusive, so that ties stay candidates)."""
         if self.exact:
             return self.cost(e.node)
         return math.floor(e.loss * self.denominator * (1 + FLOAT_SLACK)) + 1
 
-    def below(self, e: Evaluation) -> int:
+    def below(self, e: Evaluated) -> int:
         """A cost that every node of loss < e.loss has at most (for the bound's optimality test)."""
         return self.cost(e.node) - 1 if self.exact else self.cutoff(e)
 
@@ -125,14 +128,25 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
 class Certify:
     """The certified search (see the module doc).
 
-    `seed_evaluations`: evaluations of the seeding GA (`seed_preset`) before the loop (0: none; default
-    20 per QI: the loop's own proposals are mostly infeasible low nodes, so at many QIs the upper end of the
-    interval comes from the seed: at Cargo q = 97, 200 seed evaluations left it at LOG 0.936 after 10 min).
-    `cuts`: maximal infeasible nodes raised from each infeasible solution (gene orders: the first by
-    increasing height, then random; predictive tags make the later ones cheap). `solver`: "cpsat" (default,
-    the fastest measured), "highs" or "milp" (lattice.hitting; results/benchmarks/certify.md).
-    `solve_seconds`: time cap of one solve (doubled whenever a solve ends without a candidate); a capped
-    solve still proves its bound, and its best candidate is evaluated like an optimal one.
+    Parameters
+    ----------
+    seed_evaluations : int, optional
+        Evaluations of the seeding GA (`seed_preset`) before the loop (0: none; default 20 per QI: the loop's
+        own proposals are mostly infeasible low nodes, so at many QIs the upper end of the interval comes from
+        the seed: at Cargo q = 97, 200 seed evaluations left it at LOG 0.936 after 10 min).
+    seed_preset : str
+        The GA preset of the seeding run.
+    cuts : int
+        Maximal infeasible nodes raised from each infeasible solution (gene orders: the first by increasing
+        height, then random; predictive tags make the later ones cheap).
+    solver : str
+        "cpsat" (default, the fastest measured), "highs" or "milp" (lattice.hitting;
+        results/benchmarks/certify.md).
+    solve_seconds : float
+        Time cap of one solve (doubled whenever a solve ends without a candidate); a capped solve still proves
+        its bound, and its best candidate is evaluated like an optimal one.
+    name : str
+        The algorithm's name in results and reports.
     """
 
     seed_evaluations: int | None = None
@@ -143,6 +157,21 @@ class Certify:
     name: str = "certify"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best`: the best node found; `params["lower_bound"]` the proven bound and `params["optimal"]`
+            whether they meet (a limit stops it with the interval reached so far).
+        """
         require_certifiable(problem)
         if self.solver not in SOLVERS:
             raise InputError(f"unknown solver {self.solver!r} for 'certify'; choose one of: {', '.join(SOLVERS)}")
@@ -179,21 +208,13 @@ class Certify:
             if cutoff is not None:
                 model.set_cutoff(cutoff)
 
-        def classify(node: Node) -> bool:
-            state_ = tags.get(node)
-            if state_ != UNKNOWN:
-                return state_ == FEASIBLE
-            feasible = budget.evaluate(node).feasible
-            tags.tag(node, feasible)
-            return feasible
-
         def raise_gene(x: list[int], i: int) -> None:
             """Raise gene i of the infeasible x to the highest level that keeps it infeasible."""
             lo, hi = x[i], box.upper[i] + 1  # x[i] = lo infeasible; hi: lowest level known feasible
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 y = tuple(x[:i] + [mid] + x[i + 1 :])
-                if classify(y):
+                if classify(budget, tags, y):
                     hi = mid
                 else:
                     lo = mid
@@ -235,7 +256,7 @@ class Certify:
                         cap *= 2
                         continue
                     x = solution.node
-                    if classify(x):
+                    if classify(budget, tags, x):
                         budget.evaluate(x)  # its LOS (ties) and the archive
                         continue
                     cuts = [maximal_above(x, by_height)]
@@ -247,11 +268,9 @@ class Certify:
                         tags.tag(m, False)
                     if len(trace) < 10_000 and state["rounds"] % 25 == 0:
                         trace.append(self._point(budget, model, state, denominator))
-            except StopSearch as stop:
-                if stop.reason == "complete" and budget.best is not None:  # every box node evaluated: exact
-                    state["lower"] = budget.best.loss
-                raise
             finally:
+                if budget.box_done and budget.best is not None:  # every node of the box evaluated: exact
+                    state["lower"] = budget.best.loss
                 lower = state["lower"]
                 found = None if budget.best is None else budget.best.loss
                 params.update({
@@ -285,7 +304,7 @@ class Certify:
                 "best_loss": None if budget.best is None else budget.best.loss}
 
 
-def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluation | None,
+def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluated | None,
                     time_limit: float | None = 120.0, work_limit: float | None = 10.0, solver: str = "cpsat") -> dict:
     """The lower bound on the optimal LOG that a search's own infeasible evaluations prove (SPEC section 11).
 

@@ -18,39 +18,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lattice.node import Node
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded, objective_key
+from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
 
 
 @dataclass(frozen=True)
 class Datafly:
-    """Sweeney's Datafly on the problem's box (see the module doc)."""
+    """Sweeney's Datafly on the problem's box (see the module doc).
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     name: str = "datafly"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        budget = Budget(problem, limits)
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best` and `minimal`: the node the walk ended on (no optimality guarantee);
+            `params["path"]`, the nodes walked, and `params["rule"]`, how the QI to raise was chosen.
+        """
+        budget = Budget(problem, limits, stop_when_box_done=False)  # the walk's node is the answer, not the best
         box = problem.box
         counter = getattr(problem.evaluator, "distinct_counts", None)
         rule = "most distinct values" if counter is not None else "most levels left (no distinct counts)"
         path: list[Node] = []
         params = {"rule": rule, "path": path}
-        chosen: list[Evaluation] = []
+        chosen: list[Evaluated] = []
 
         def counts(node: Node) -> tuple[int, ...]:
             if counter is not None:
                 return tuple(int(c) for c in counter(node))
             return tuple(b - x for x, b in zip(node, box.upper))
 
-        def evaluate_many(nodes: list[Node]) -> list[Evaluation]:
-            try:
-                return budget.evaluate_many(nodes)
-            except StopSearch as stop:  # the whole box is evaluated: the walk goes on from the cache
-                if stop.reason != "complete":
-                    raise
-                return [budget.cache[n] for n in nodes]
-
         def body(trace: list[dict]) -> None:
-            current = evaluate_many([box.lower])[0]
+            current = budget.evaluate(box.lower)
             path.append(current.node)
             while not current.feasible:
                 node = current.node
@@ -60,7 +73,7 @@ class Datafly:
                 distinct = counts(node)
                 most = max(distinct[i] for i in open_)
                 raises = [node[:i] + (node[i] + 1,) + node[i + 1 :] for i in open_ if distinct[i] == most]
-                current = min(evaluate_many(raises), key=lambda e: (not e.feasible, objective_key(e)))
+                current = min(budget.evaluate_many(raises), key=lambda e: (not e.feasible, objective_key(e)))
                 path.append(current.node)
                 trace.append({"node": list(current.node), "evaluations": budget.evaluations})
             chosen.append(current)
@@ -69,6 +82,6 @@ class Datafly:
         params["path"] = [list(n) for n in path]
         if chosen:
             result.best, result.minimal = chosen[0], [chosen[0].node]
-        elif result.stopped == "complete":
+        elif result.stopped == Stopped.COMPLETE:
             result.best, result.minimal = None, []
         return result

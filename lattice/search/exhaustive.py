@@ -21,10 +21,17 @@ from lattice.search.base import (
 
 @dataclass(frozen=True)
 class Exhaustive:
-    """Evaluates the box in batches of `batch` nodes (so a parallel evaluator gets work to share).
+    """Evaluates every node of the box, in batches; exact when it completes.
 
-    `max_nodes`: the largest box it accepts without `max_evaluations` or `time_limit` (2^21 = 2,097,152 nodes:
-    about 2 GB of kept evaluations).
+    Parameters
+    ----------
+    batch : int
+        Nodes per evaluation batch (so a parallel evaluator gets work to share).
+    max_nodes : int
+        The largest box it accepts without `max_evaluations` or `time_limit` (2^21 = 2,097,152 nodes: about
+        2 GB of kept evaluations).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     batch: int = 256
@@ -32,17 +39,26 @@ class Exhaustive:
     name: str = "exhaustive"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `best`: the optimum and `minimal`: every k-minimal node, when `stopped` is `complete`.
+        """
         require_limit_beyond(self.name, problem, limits, self.max_nodes,
                              "evaluates every node and keeps each evaluation (about 1 KB)")
         budget = Budget(problem, limits)
 
         def body(trace: list[dict]) -> None:
-            chunk = []
-            for node in problem.box.nodes():
-                chunk.append(node)
-                if len(chunk) == self.batch:
-                    budget.evaluate_many(chunk)
-                    chunk = []
-            budget.evaluate_many(chunk)
+            for _ in budget.evaluate_in_batches(problem.box.nodes(), self.batch):
+                pass
 
         return guarded(budget, self.name, body, {"batch": self.batch, "max_nodes": self.max_nodes})

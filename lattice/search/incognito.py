@@ -27,22 +27,35 @@ and says so in its parameters.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
-from lattice.node import Node
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded, refuse_box_beyond
+from lattice.search.base import (
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    evaluate_ties,
+    guarded,
+    minimal_nodes,
+    refuse_box_beyond,
+)
 from lattice.search.tags import FEASIBLE, UNKNOWN, DenseTags
 
 
 @dataclass(frozen=True)
 class Incognito:
-    """Incognito over the problem's box with the subset property and the generalization property.
+    """Incognito with the subset property and the generalization property (see the module doc).
 
-    `max_nodes`: the largest box it accepts (it keeps one tag byte per node). `batch`: the most nodes per
-    evaluation batch.
+    Parameters
+    ----------
+    max_nodes : int
+        The largest box it accepts, whatever the limits (it keeps one tag byte per node).
+    batch : int
+        The most nodes per evaluation batch.
+    name : str
+        The algorithm's name in results and reports.
     """
 
     max_nodes: int = 1 << 25
@@ -50,6 +63,21 @@ class Incognito:
     name: str = "incognito"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `minimal`: every k-minimal node and `best`: the optimum for any metric, when `stopped` is
+            `complete`.
+        """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)
         budget = Budget(problem, limits)
@@ -68,7 +96,8 @@ class Incognito:
         def body(trace: list[dict]) -> None:
             try:
                 if not monotone:
-                    self._evaluate(budget, list(box.nodes()))
+                    for _ in budget.evaluate_in_batches(box.nodes(), self.batch):
+                        pass
                     return
                 tags = DenseTags(box)
                 if self._search(budget, tags, stats):
@@ -77,12 +106,6 @@ class Incognito:
                 trace.append({"evaluations": budget.evaluations, **stats, "seconds": budget.seconds})
 
         return guarded(budget, self.name, body, params)
-
-    def _evaluate(self, budget: Budget, nodes: list[Node]) -> list:
-        out = []
-        for start in range(0, len(nodes), self.batch):
-            out += budget.evaluate_many(nodes[start : start + self.batch])
-        return out
 
     def _search(self, budget: Budget, tags: DenseTags, stats: dict) -> bool:
         """Tag every feasible node of the box feasible; False when even the top is infeasible."""
@@ -138,8 +161,9 @@ class Incognito:
                 for i, o in zip(subset, offsets):
                     node[i] = box.lower[i] + int(o)
                 nodes.append(tuple(node))
-            for e in self._evaluate(budget, nodes):
-                tags.tag(e.node, e.feasible)
+            for results in budget.evaluate_in_batches(nodes, self.batch):
+                for e in results:
+                    tags.tag(e.node, e.feasible)
         return bool((region == FEASIBLE).any())
 
     def _optimum(self, problem: Problem, budget: Budget, tags: DenseTags) -> None:
@@ -147,18 +171,8 @@ class Incognito:
         if problem.loss_is_log:
             return
         if not problem.monotone_loss:
-            self._evaluate(budget, [tags.node(int(i)) for i in np.flatnonzero(tags.flat == FEASIBLE)])
+            feasible = (tags.node(int(i)) for i in np.flatnonzero(tags.flat == FEASIBLE))
+            for _ in budget.evaluate_in_batches(feasible, self.batch):
+                pass
             return
-        minimal = [budget.cache[n] for n in budget.result(self.name, "complete").minimal]
-        least = min(e.loss for e in minimal)
-        queue = deque(e.node for e in minimal if e.loss == least)
-        seen = set(queue)
-        upper = problem.box.upper
-        while queue:
-            x = queue.popleft()
-            ups = [x[:i] + (x[i] + 1,) + x[i + 1 :] for i in range(len(x)) if x[i] < upper[i]]
-            ups = [y for y in ups if y not in seen]
-            seen.update(ups)
-            for e in budget.evaluate_many(ups):
-                if e.loss == least:
-                    queue.append(e.node)
+        evaluate_ties(budget, [budget.known(n) for n in minimal_nodes(budget.feasible)])

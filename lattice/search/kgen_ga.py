@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 from deap import base
@@ -28,7 +28,17 @@ from deap import base
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 from lattice.search import operators
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, Stopped, StopSearch, guarded
+from lattice.search.base import (
+    DEFAULT_MAX_EVALUATIONS,
+    Budget,
+    Evaluated,
+    Limits,
+    Problem,
+    SearchResult,
+    Stopped,
+    StopSearch,
+    guarded,
+)
 from lattice.search.tags import FEASIBLE, INFEASIBLE, SparseTags
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -116,7 +126,7 @@ class KGen:
     descent_order: str = "random"
     seeds: int | None = None
     infeasible_weight: float | None = None
-    max_evaluations: int = 5000
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_stall: int = 100
     patience: int = 300
     name: str = "kgen"
@@ -150,8 +160,7 @@ class KGen:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        if limits.max_evaluations is None:
-            limits = replace(limits, max_evaluations=self.max_evaluations)
+        limits = limits.bounded(self.max_evaluations)
         # SPEC section 9: DEAP's own operators draw from the global `random`, so it is seeded for the run, and
         # the caller's global random state is given back afterwards, whatever happens.
         caller = random.getstate()
@@ -200,7 +209,7 @@ class _Run:
 
     # --- evaluation ---------------------------------------------------------------------------------------
 
-    def evaluate_nodes(self, nodes: list[Node]) -> list[Evaluation]:
+    def evaluate_nodes(self, nodes: list[Node]) -> list[Evaluated]:
         """One batch through the Budget; feeds the predictive tags."""
         evaluations = self.budget.evaluate_many(nodes)
         if self.tags is not None:

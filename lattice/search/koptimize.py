@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lattice.errors import InputError
-from lattice.search.base import Budget, Limits, Problem, SearchResult, StopSearch, guarded
+from lattice.search.base import Budget, Limits, Problem, SearchResult, Stopped, guarded, stopped_by
+from lattice.search.stopping import MaxEvaluations, Progress, TimeLimit
 
 
 class CutScore(Protocol):
@@ -76,10 +77,19 @@ class CutEvaluation:
 
 @dataclass(frozen=True)
 class KOptimize:
-    """Bayardo and Agrawal's k-Optimize (see the module doc). `max_items`: the most cut points it accepts
-    (the depth of the tree). `greedy_seed`: start from the cost of a greedy descent (an upper bound found
-    quickly), not from the empty set's. `memo`: how many costed sets are remembered (the most recent);
-    `evaluations` counts the oracle's costings, so a set forgotten and costed again counts twice."""
+    """Bayardo and Agrawal's k-Optimize over cut-point sets (see the module doc).
+
+    Parameters
+    ----------
+    max_items : int
+        The most cut points it accepts (the depth of the tree).
+    greedy_seed : bool
+        Start from the cost of a greedy descent (an upper bound found quickly), not from the empty set's.
+    memo : int
+        How many costed sets are remembered (the most recent).
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     max_items: int = 2000
     greedy_seed: bool = True
@@ -87,6 +97,22 @@ class KOptimize:
     name: str = "k-optimize"
 
     def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : CutProblem
+            The oracle of a table's cut points.
+        limits : Limits
+            `max_evaluations` caps the costings, `time_limit` the seconds.
+
+        Returns
+        -------
+        SearchResult
+            `best`: the least-cost feasible set (its `node` the sorted items), the optimum when `stopped`
+            is `complete`; `evaluations`: the oracle's costings (a set forgotten by the memo and costed
+            again counts twice).
+        """
         oracle = problem.oracle
         if oracle.items > self.max_items:
             raise ValueError(f"{oracle.items} cut points; k-optimize handles at most {self.max_items}")
@@ -96,17 +122,23 @@ class KOptimize:
         stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
         best: list[CutEvaluation] = []
 
+        cap = None if limits.max_evaluations is None else MaxEvaluations(limits.max_evaluations)
+        clock = None if limits.time_limit is None else TimeLimit(limits.time_limit)
+
+        def progress() -> Progress:
+            return Progress(calls[0], time.perf_counter() - start)
+
         def check() -> None:
-            if limits.time_limit is not None and time.perf_counter() - start > limits.time_limit:
-                raise StopSearch("time")
+            if clock is not None:
+                clock.check(progress())
 
         def score(cuts: frozenset[int]) -> CutEvaluation:
             known = scored.get(cuts)
             if known is not None:
                 scored.move_to_end(cuts)
                 return known
-            if limits.max_evaluations is not None and calls[0] >= limits.max_evaluations:
-                raise StopSearch("budget")
+            if cap is not None:  # a costing beyond the budget: stop before it
+                cap.check(progress())
             calls[0] += 1
             s = oracle.score(cuts)
             known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
@@ -175,27 +207,45 @@ class KOptimize:
                 trace.append({**stats, "evaluations": calls[0], "seconds": time.perf_counter() - start})
 
         trace: list[dict] = []
-        try:
-            body(trace)
-            stopped = "complete"
-        except StopSearch as stop:
-            stopped = stop.reason
-        except KeyboardInterrupt:
-            stopped = "interrupted"
+        stopped = stopped_by(body, trace)
         return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], calls[0],
                             time.perf_counter() - start, stopped, trace, {**stats, "items": oracle.items})
 
 
 @dataclass(frozen=True)
 class ChosenNode:
-    """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built (its
-    one-level hierarchies put its intervals at level 1). `outcome` is that algorithm's record (its cut
-    points, cost, evaluations, seconds, how it stopped), reported as this search's parameters."""
+    """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built.
+
+    kgen.api.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at level 1.
+
+    Parameters
+    ----------
+    outcome : dict
+        That algorithm's record (its cut points, cost, evaluations, seconds, how it stopped), reported as this
+        search's parameters.
+    name : str
+        The algorithm's name in results and reports.
+    """
 
     outcome: dict = field(default_factory=dict)
     name: str = "k-optimize"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            The top node's evaluation as `best`, with the cut-point search's evaluations, seconds and
+            `stopped` added to its own.
+        """
         if not self.outcome:
             raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
                              "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")
@@ -203,7 +253,7 @@ class ChosenNode:
         result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))
         result.evaluations = int(self.outcome.get("evaluations", 0)) + result.evaluations
         result.seconds += float(self.outcome.get("seconds", 0.0))
-        result.stopped = str(self.outcome.get("stopped", result.stopped))
+        result.stopped = Stopped(self.outcome.get("stopped", result.stopped))
         return result
 
 

@@ -32,7 +32,7 @@ from lattice.search.base import (
     guarded,
     require_limit_beyond,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, DenseTags, SparseTags, make_tags, memo_entries
+from lattice.search.tags import FEASIBLE, INFEASIBLE, DenseTags, SparseTags, classify, make_tags, memo_entries
 
 
 def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[Node]:
@@ -62,17 +62,42 @@ def level_nodes(base: Sequence[int], ranges: Sequence[int], h: int) -> Iterator[
 
 @dataclass(frozen=True)
 class OLA:
-    """Optimal Lattice Anonymization over the problem's box; exact when it completes.
+    """Optimal Lattice Anonymization over the problem's box; exact when it completes (see the module doc).
 
-    `dense_limit`: boxes with at most this many nodes keep their tags in one array (one byte per node).
-    `max_nodes`: the largest box it accepts without a `time_limit`.
+    Parameters
+    ----------
+    dense_limit : int
+        Boxes with at most this many nodes keep their tags in one array (one byte per node), larger ones as
+        lists of tagging nodes.
+    max_nodes : int
+        The largest box it accepts without a `time_limit`.
+    batch : int
+        Nodes per evaluation batch when it evaluates the box node by node (feasibility or loss not monotone).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     dense_limit: int = 1 << 26
     max_nodes: int = 1 << 26
+    batch: int = 256
     name: str = "ola"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            `minimal`: every k-minimal node (with monotone feasibility); `best`: the optimum when `stopped`
+            is `complete`; `trace`: one record of nodes visited, tag hits and pruned sub-lattices.
+        """
         if problem.monotone_feasibility:
             require_limit_beyond(self.name, problem, limits, self.max_nodes,
                                  "may have to visit a large share of them", time_only=True)
@@ -92,12 +117,15 @@ class OLA:
         def body(trace: list[dict]) -> None:
             try:
                 if not tagging:
-                    evaluate_all(budget, box.nodes(), lambda node: False)
+                    for _ in budget.evaluate_in_batches(box.nodes(), self.batch):
+                        pass
                     return
                 tags = make_tags(box, self.dense_limit)
                 self._search(budget, tags, stats)
                 if not problem.monotone_loss:
-                    evaluate_all(budget, box.nodes(), lambda node: tags.get(node) == INFEASIBLE)
+                    candidates = (node for node in box.nodes() if tags.get(node) != INFEASIBLE)
+                    for _ in budget.evaluate_in_batches(candidates, self.batch):
+                        pass
             finally:
                 trace.append({"evaluations": budget.evaluations, "visited": stats["visited"],
                               "tag_hits": stats["tag_hits"], "pruned": stats["pruned"],
@@ -109,17 +137,11 @@ class OLA:
     def _search(self, budget: Budget, tags: DenseTags | SparseTags, stats: dict) -> None:
         box = budget.problem.box
 
-        def classify(node: Node) -> bool:
+        def visit(node: Node) -> bool:
             stats["visited"] += 1
             if stats["visited"] % 4096 == 0:
                 budget.check_time()
-            tag = tags.get(node)
-            if tag != UNKNOWN:
-                stats["tag_hits"] += 1
-                return tag == FEASIBLE
-            feasible = budget.evaluate(node).feasible
-            tags.tag(node, feasible)
-            return feasible
+            return classify(budget, tags, node, stats)
 
         done: set[tuple[Node, Node]] = set()
         done_limit = memo_entries(2 * box.dims)  # a shortcut only: clearing it costs repeated work, not exactness
@@ -142,28 +164,16 @@ class OLA:
             if span > 1:
                 ranges = [t - b for b, t in zip(bottom, top)]
                 for node in level_nodes(bottom, ranges, span // 2):
-                    if classify(node):
+                    if visit(node):
                         kmin(bottom, node)
                     else:
                         kmin(node, top)
             elif span == 1:
-                classify(bottom)  # a feasible bottom is a candidate; otherwise the (feasible) top is
+                visit(bottom)  # a feasible bottom is a candidate; otherwise the (feasible) top is
 
-        if not classify(box.upper):
+        if not visit(box.upper):
             return  # monotone: nothing in the box is feasible
         if box.lower == box.upper:
             return
         kmin(box.lower, box.upper)
 
-
-def evaluate_all(budget: Budget, nodes: Iterator[Node], skip, batch: int = 256) -> None:
-    """Evaluate the nodes that `skip` does not rule out, in batches."""
-    chunk: list[Node] = []
-    for node in nodes:
-        if skip(node):
-            continue
-        chunk.append(node)
-        if len(chunk) == batch:
-            budget.evaluate_many(chunk)
-            chunk = []
-    budget.evaluate_many(chunk)

@@ -3,33 +3,55 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from lattice.search.base import Budget, Limits, Problem, SearchResult, guarded
+from lattice.search.base import DEFAULT_MAX_EVALUATIONS, Budget, Limits, Problem, SearchResult, guarded
 
 
 @dataclass(frozen=True)
 class RandomSearch:
-    """Draws nodes uniformly (with replacement) in batches of `batch`; a node drawn again costs nothing.
+    """Uniform random nodes of the box, drawn with replacement; a node drawn again costs nothing.
 
-    Stops when `max_evaluations` distinct nodes are evaluated (`limits.max_evaluations`, else this field's
-    default, the paper's 5000), on the time limit, or when the whole box is evaluated (then it is exact).
+    It stops when `max_evaluations` distinct nodes are evaluated, on the time limit, or when the whole box is
+    evaluated (then `stopped` is `complete` and the best node is the optimum).
+
+    Parameters
+    ----------
+    batch : int
+        Nodes drawn per evaluation batch.
+    max_evaluations : int
+        The budget when the limits give none (`Limits.bounded`; the paper's 5000).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     batch: int = 100
-    max_evaluations: int = 5000
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     name: str = "random"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        if limits.max_evaluations is None:
-            limits = replace(limits, max_evaluations=self.max_evaluations)
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator and the box.
+        limits : Limits
+            Evaluation budget (`max_evaluations` of this search when None), time limit, seed of the draws.
+
+        Returns
+        -------
+        SearchResult
+            The best feasible node drawn and the minimal ones among those drawn; one trace record per batch.
+        """
+        limits = limits.bounded(self.max_evaluations)
         budget = Budget(problem, limits)
         rng = random.Random(limits.seed)
         box = problem.box
 
         def body(trace: list[dict]) -> None:
             draws = 0
-            while budget.evaluations < box.size:
+            while True:  # the budget stops it: evaluations, time, or the whole box evaluated
                 nodes = [box.random_node(rng) for _ in range(self.batch)]
                 draws += len(nodes)
                 budget.evaluate_many(nodes)

@@ -17,28 +17,34 @@ of the height and of every lower one: the same answer with far fewer evaluations
 instead of 37,488; `climb=False, batch=256` is the plain level test). Without
 monotone feasibility the binary search is unsound; heights are then scanned upwards from the bottom, which
 still finds the lowest feasible height. Samarati's distance-vector matrix, which she uses to count outliers
-without building generalized tables, is given here for the worked example of her slides
-(`distance_vector`, `outliers`): the evaluator's class counting replaces it in the search.
+without building generalized tables, is not needed: the evaluator's class counting replaces it (the tests
+check the two agree on the worked example of her slides).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lattice.hierarchy import Hierarchy
 from lattice.node import Node, height
-from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, guarded, objective_key
+from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
 from lattice.search.ola import level_nodes
-from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, make_tags
+from lattice.search.tags import FEASIBLE, INFEASIBLE, classify, make_tags, unknown_chain
 
 
 @dataclass(frozen=True)
 class Samarati:
-    """Binary search for the lowest feasible height; returns all k-minimal nodes of that height.
+    """Binary search for the lowest feasible height (see the module doc).
 
-    `batch`: nodes per evaluation batch of a probe. `climb`: raise each infeasible node found to a maximal
-    infeasible one (see the module doc). `dense_limit`: boxes up to this size keep their tags in an array.
+    Parameters
+    ----------
+    batch : int
+        Nodes per evaluation batch of a probe.
+    dense_limit : int
+        Boxes up to this size keep their tags in an array.
+    climb : bool
+        Raise each infeasible node found to a maximal infeasible one (see the module doc).
+    name : str
+        The algorithm's name in results and reports.
     """
 
     batch: int = 16
@@ -47,6 +53,22 @@ class Samarati:
     name: str = "samarati"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops it with the best found so far).
+
+        Returns
+        -------
+        SearchResult
+            When `stopped` is `complete`: `minimal`, every k-minimal node of the lowest feasible height;
+            `best`, the one the objective prefers (not the LOG optimum in general); `params["probes"]`,
+            the heights probed.
+        """
         budget = Budget(problem, limits)
         box = problem.box
         monotone = problem.monotone_feasibility
@@ -56,7 +78,6 @@ class Samarati:
         low, high = height(box.lower), height(box.upper)
         ranges = [b - a for a, b in zip(box.lower, box.upper)]
         tags = make_tags(box, self.dense_limit) if monotone else None
-        spans = [r + 1 for r in ranges]
 
         def climb(node: Node) -> None:
             """Raise an infeasible node to a maximal infeasible one, so that its down-set tag covers as much of
@@ -65,21 +86,11 @@ class Samarati:
             assert tags is not None
             start = node
             while True:
-                path, y = [], list(start)
-                while True:
-                    open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
-                             and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
-                    if not open_:
-                        break
-                    i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
-                    y[i] += 1
-                    path.append(tuple(y))
+                path = unknown_chain(start, box, tags)[1:]
                 lo, hi = -1, len(path)  # path[lo] infeasible (start when -1), path[hi] feasible
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
-                    e = budget.evaluate(path[mid])
-                    tags.tag(e.node, e.feasible)
-                    lo, hi = (lo, mid) if e.feasible else (mid, hi)
+                    lo, hi = (lo, mid) if classify(budget, tags, path[mid]) else (mid, hi)
                 if lo < 0:
                     return
                 start = path[lo]
@@ -139,27 +150,11 @@ class Samarati:
             trace.append({"evaluations": budget.evaluations, "seconds": budget.seconds})
 
         result = guarded(budget, self.name, body, params)
-        if result.stopped == "complete" and budget.feasible:
+        if result.stopped == Stopped.COMPLETE and budget.feasible:
             lowest = min(height(n) for n in budget.feasible)
-            found: list[Evaluation] = [budget.cache[n] for n in budget.feasible if height(n) == lowest]
+            found: list[Evaluated] = [budget.known(n) for n in budget.feasible if height(n) == lowest]
             result.minimal = sorted(e.node for e in found)
             result.best = min(found, key=objective_key)
             params["height"] = lowest
         return result
 
-
-def distance_vector(a: Sequence[str], b: Sequence[str], hierarchies: Sequence[Hierarchy]) -> Node:
-    """Samarati's distance vector of two tuples: per attribute, the lowest level at which they coincide."""
-    return tuple(next(level for level in range(h.height + 1) if h.generalize(x, level) == h.generalize(y, level))
-                 for x, y, h in zip(a, b, hierarchies, strict=True))
-
-
-def outliers(rows: Sequence[Sequence[str]], hierarchies: Sequence[Hierarchy], node: Sequence[int],
-             k: int, matrix: Mapping[tuple[int, int], Node] | None = None) -> list[int]:
-    """The rows (0-based) in classes of fewer than k rows at `node`, counted from distance vectors only:
-    row i's class at `node` is every row j whose distance vector to i is at most `node`."""
-    if matrix is None:
-        matrix = {(i, j): distance_vector(rows[i], rows[j], hierarchies)
-                  for i in range(len(rows)) for j in range(len(rows))}
-    return [i for i in range(len(rows))
-            if sum(all(d <= x for d, x in zip(matrix[i, j], node)) for j in range(len(rows))) < k]

@@ -1,11 +1,14 @@
 """When a search stops: one enumeration of the reasons, and the stopping conditions as objects.
 
 Every search evaluates through a `Budget` (lattice/search/base.py), which holds the run's conditions and
-checks them in one place: the distinct-evaluation budget and the time limit before each batch, the whole box
-evaluated after each batch, and a generational search's own conditions (stall, patience) at the end of each
-iteration. A condition that holds raises `StopSearch` with its `Stopped` value; `guarded` turns that into the
-result's `stopped`. Conditions are small stateful objects in the manner of pymoo's terminations: a new search
-run builds new ones.
+checks them in one place: the time limit before each batch, the distinct-evaluation budget on each batch (the
+new nodes that fit are evaluated, then the search stops), the whole box evaluated after each batch, and a
+generational search's own conditions (stall, patience) at the end of each iteration (`Budget(problem, limits,
+conditions=[Stall(n), Patience(p)])`, then `budget.end_iteration()`). A condition that holds raises
+`StopSearch` with its `Stopped` value; `base.stopped_by` turns that into the result's `stopped`. k-Optimize,
+which searches cut-point sets without a Budget, checks the same `MaxEvaluations` and `TimeLimit` objects
+itself. Conditions are small stateful objects in the manner of pymoo's terminations: a new search run builds
+new ones.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 A feasible node tags its up-set feasible, an infeasible node its down-set infeasible. `DenseTags` holds one
 int8 per node of a box (each tagging is one slice assignment); `SparseTags` keeps only the tagging nodes, for
-boxes too large for an array. Shared by OLA, best-first and the GA's `kgen+` preset.
+boxes too large for an array. Shared by OLA, best-first, Samarati, Incognito, the certified search and the
+GA's `kgen+` preset; `decided`, `classify` and `feasibility` are the one home of "answer from this search's
+evaluations or the tags, else evaluate (and tag)".
 """
 
 from __future__ import annotations
@@ -107,8 +109,25 @@ def make_tags(box: Box, dense_limit: int) -> DenseTags | SparseTags:
     return DenseTags(box) if box.size <= dense_limit else SparseTags(box.dims)
 
 
+def unknown_chain(node: Node, box: Box, tags: DenseTags | SparseTags) -> list[Node]:
+    """A chain up from `node` (included) through nodes of unknown feasibility, raising the relatively least-raised
+    attribute first (so it stays balanced), until no upper neighbour is unknown. Best-first search and Samarati
+    search such chains for their feasibility boundary, to raise an infeasible node to a maximal infeasible one."""
+    spans = [b - a + 1 for a, b in zip(box.lower, box.upper)]
+    y = list(node)
+    path = [tuple(y)]
+    while True:
+        open_ = [i for i in range(len(y)) if y[i] < box.upper[i]
+                 and tags.get(tuple(y[:i] + [y[i] + 1] + y[i + 1 :])) == UNKNOWN]
+        if not open_:
+            return path
+        i = min(open_, key=lambda j: ((y[j] - box.lower[j] + 1) / spans[j], j))
+        y[i] += 1
+        path.append(tuple(y))
+
+
 class KnowsEvaluations(Protocol):
-    """What `feasibility` needs of a search's Budget."""
+    """What `decided`, `classify` and `feasibility` need of a search's Budget."""
 
     def known(self, node: Node) -> Any: ...
 
@@ -125,6 +144,18 @@ def decided(budget: KnowsEvaluations, tags: DenseTags | SparseTags | None, node:
         return None
     tag = tags.get(node)
     return True if tag == FEASIBLE else False if tag == INFEASIBLE else None
+
+
+def classify(budget: KnowsEvaluations, tags: DenseTags | SparseTags | None, node: Node,
+             stats: dict | None = None) -> bool:
+    """Whether one node is feasible: decided for free (counted in `stats["tag_hits"]`), else evaluated (and
+    tagged). The one-node form of `feasibility`, for searches that walk the lattice node by node."""
+    answer = decided(budget, tags, node)
+    if answer is None:
+        return feasibility(budget, tags, [node])[0]
+    if stats is not None:
+        stats["tag_hits"] += 1
+    return answer
 
 
 def feasibility(budget: KnowsEvaluations, tags: DenseTags | SparseTags | None, nodes: Sequence[Node]) -> list[bool]:
