@@ -40,7 +40,7 @@ from deap import base, tools
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 from lattice.search import operators
-from lattice.search.base import Budget, Limits, Problem, SearchResult, StopSearch, guarded, objective_key
+from lattice.search.base import Budget, Evaluation, Limits, Problem, SearchResult, StopSearch, guarded, objective_key
 from lattice.search.stopping import Condition, Patience, Progress, Stall, first_reached
 from lattice.search.tags import SparseTags, decided, feasibility
 
@@ -91,16 +91,13 @@ class Individual(list):
 
 class Ranked(list):
     """A feasible node in the hall of fame, ranked by the Budget's objective: least loss, then least LOS,
-    then the smaller node (every component minimized), so the hall's first entry is the Budget's best."""
+    then the smaller node (every component of the fitness minimized), so the hall's first entry is the
+    Budget's best node and not merely one of the same loss."""
 
-    def __init__(self, node: Node, key: tuple, fitness_class: type[base.Fitness]) -> None:
-        super().__init__(node)
-        self.fitness = fitness_class(tuple(_flat(key)))
-
-
-def _flat(key: tuple) -> list[float]:
-    loss, los, node = key
-    return [float(loss), float(los), *(float(v) for v in node)]
+    def __init__(self, evaluation: Evaluation, fitness_class: type[base.Fitness]) -> None:
+        super().__init__(evaluation.node)
+        loss, los, node = objective_key(evaluation)
+        self.fitness = fitness_class((float(loss), float(los), *(float(v) for v in node)))
 
 
 class _IterationBudget(Budget):
@@ -451,7 +448,7 @@ class _Run:
         budget = self.budget
         fresh = budget.feasible[self.archived:]
         self.archived = len(budget.feasible)
-        self.hall.update([Ranked(n, objective_key(budget.known(n)), self.ranked_fitness) for n in fresh])
+        self.hall.update([Ranked(budget.known(n), self.ranked_fitness) for n in fresh])
         best = budget.known(tuple(self.hall[0])) if len(self.hall) else None
         self.logbook.record(generation=generation, evaluations=budget.evaluations,
                             best_loss=None if best is None else best.loss,
