@@ -5,11 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from deap import tools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lattice.node import leq
 from lattice.search import operators as op
+from lattice.search.kgen_ga import FitnessMax
 
 
 @st.composite
@@ -24,6 +26,16 @@ def boxes_with_nodes(draw, min_dims=1, max_dims=8, count=2):
 
 def inside(node, lower, upper) -> bool:
     return leq(lower, node) and leq(node, upper)
+
+
+def drive(coroutine, answer):
+    """Run a `descend` coroutine to its end with a direct feasibility oracle."""
+    try:
+        probe = next(coroutine)
+        while True:
+            probe = coroutine.send(answer(probe))
+    except StopIteration as stop:
+        return stop.value
 
 
 # --- crossover ---------------------------------------------------------------------------------------------
@@ -173,16 +185,32 @@ def test_paper_figure_5_scores_and_roulette_probabilities():
     assert [round(p, 2) for p in op.roulette_probabilities(scores)] == [0.51, 0.19, 0.30]
 
 
+class Scored(list):
+    """A DEAP individual whose fitness and penalized fitness are given."""
+
+    def __init__(self, name: str, fitness: float, penalized: float | None = None) -> None:
+        super().__init__([name])
+        self.fitness = FitnessMax((fitness,))
+        self.penalized = FitnessMax((fitness if penalized is None else penalized,))
+
+
+def population(scores) -> list[Scored]:
+    return [Scored(f"s{i}", s) for i, s in enumerate(scores)]
+
+
 def test_roulette_draws_with_the_figure_5_frequencies():
     scores = op.penalized_scores([0.85, 0.44, 0.55], [0, 3, 1])
-    picks = op.roulette(scores, 30000, random.Random(7))
-    freq = [picks.count(i) / len(picks) for i in range(3)]
+    pool = population(scores)
+    picks = op.sel_roulette(pool, 30000, rng=random.Random(7))
+    freq = [sum(p is ind for p in picks) / len(picks) for ind in pool]
     assert freq == pytest.approx(op.roulette_probabilities(scores), abs=0.01)
 
 
 def test_roulette_with_all_scores_zero_is_uniform():
     assert op.roulette_probabilities([0.0, 0.0]) == [0.5, 0.5]
-    assert set(op.roulette([0.0, 0.0], 100, random.Random(0))) == {0, 1}
+    pool = population([0.0, 0.0])
+    picks = op.sel_roulette(pool, 100, rng=random.Random(0))
+    assert len(picks) == 100 and {id(p) for p in picks} == {id(ind) for ind in pool}
 
 
 def test_rescaled_penalties_map_ages_min_max_onto_0_0_9():
@@ -192,28 +220,72 @@ def test_rescaled_penalties_map_ages_min_max_onto_0_0_9():
 
 
 class Drawn(random.Random):
-    """An rng whose randrange returns scripted indices (to fix a tournament's aspirants)."""
+    """An rng whose choice returns scripted positions (to fix a tournament's aspirants)."""
 
     def __init__(self, indices):
         super().__init__(0)
         self.indices = list(indices)
 
-    def randrange(self, stop, *args):
-        return self.indices.pop(0)
+    def choice(self, seq):
+        return seq[self.indices.pop(0)]
 
 
 def test_tournament_winner_is_the_highest_penalized_score_not_the_highest_fitness():
     # fitness 0.9 aged 9 (w = 0.09) loses to fitness 0.5 newborn (w = 0.5)
-    scores = op.penalized_scores([0.9, 0.5, 0.7], [9, 0, 2])
-    assert op.tournament(scores, 1, 2, Drawn([0, 1])) == [1]
-    assert op.tournament(scores, 1, 2, Drawn([0, 2])) == [2]
-    assert op.tournament(scores, 2, 3, Drawn([0, 1, 2, 2, 0, 0])) == [2, 2]
+    fitnesses, ages = [0.9, 0.5, 0.7], [9, 0, 2]
+    pool = [Scored(f"s{i}", f, w) for i, (f, w) in enumerate(zip(fitnesses, op.penalized_scores(fitnesses, ages)))]
+    assert op.sel_tournament(pool, 1, 2, "penalized", rng=Drawn([0, 1])) == [pool[1]]
+    assert op.sel_tournament(pool, 1, 2, "penalized", rng=Drawn([0, 2])) == [pool[2]]
+    assert op.sel_tournament(pool, 2, 3, "penalized", rng=Drawn([0, 1, 2, 2, 0, 0])) == [pool[2], pool[2]]
+    assert op.sel_tournament(pool, 1, 2, "fitness", rng=Drawn([0, 1])) == [pool[0]]  # unpenalized: the oldest
 
 
 def test_tournament_keeps_the_first_drawn_on_ties_and_refuses_empty_populations():
-    assert op.tournament([0.5, 0.5], 1, 2, Drawn([1, 0])) == [1]
+    pool = population([0.5, 0.5])
+    assert op.sel_tournament(pool, 1, 2, rng=Drawn([1, 0]))[0] is pool[1]
     with pytest.raises(ValueError):
-        op.tournament([], 1, 2, random.Random(0))
+        op.sel_tournament([], 1, 2, rng=random.Random(0))
+    with pytest.raises(ValueError):
+        op.sel_roulette([], 1, rng=random.Random(0))
+
+
+def deap_with_stream(select, seed: int, *args, **kwargs):
+    """Run one of DEAP's selections with the global stream seeded, giving the caller's state back."""
+    saved = random.getstate()
+    random.seed(seed)
+    try:
+        return select(*args, **kwargs)
+    finally:
+        random.setstate(saved)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30), st.integers(1, 40), st.integers(1, 5),
+       st.integers(0, 10**6))
+def test_tournament_is_deaps_sel_tournament_with_the_stream_made_explicit(scores, k, tournsize, seed):
+    pool = population(scores)
+    ours = op.sel_tournament(pool, k, tournsize, "penalized", rng=random.Random(seed))
+    theirs = deap_with_stream(tools.selTournament, seed, pool, k, tournsize, fit_attr="penalized")
+    assert [id(i) for i in ours] == [id(i) for i in theirs]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0.01, 1.0), min_size=1, max_size=30), st.integers(1, 40), st.integers(0, 10**6))
+def test_roulette_is_deaps_sel_roulette_with_the_stream_made_explicit(scores, k, seed):
+    pool = population(scores)
+    ours = op.sel_roulette(pool, k, "penalized", rng=random.Random(seed))
+    theirs = deap_with_stream(tools.selRoulette, seed, pool, k, fit_attr="penalized")
+    assert [id(i) for i in ours] == [id(i) for i in theirs]
+
+
+def test_selections_never_draw_from_the_global_stream():
+    random.seed(99)
+    before = random.getstate()
+    pool = population([0.3, 0.0, 0.9, 0.4])
+    op.sel_tournament(pool, 50, 3, rng=random.Random(1))
+    op.sel_roulette(pool, 50, rng=random.Random(1))
+    op.sel_roulette(population([0.0, 0.0]), 50, rng=random.Random(1))
+    assert random.getstate() == before
 
 
 # --- descent -----------------------------------------------------------------------------------------------
@@ -235,7 +307,7 @@ def test_descent_reaches_a_minimal_feasible_node_below_the_start(box, seed):
         probes.append(node)
         return feasible(node)
 
-    result = op.drive(op.descend(upper, lower, order), answer)
+    result = drive(op.descend(upper, lower, order), answer)
     assert feasible(result) and leq(result, upper) and leq(lower, result)
     below = [tuple(v - (j == i) for j, v in enumerate(result)) for i in range(len(result)) if result[i] > lower[i]]
     assert not any(feasible(b) for b in below)  # minimal: no feasible node directly below

@@ -1,14 +1,24 @@
-"""KGen: the genetic algorithm of the paper (SPEC section 4) on a DEAP toolbox.
+"""KGen: the genetic algorithm of the paper (SPEC section 4), driven by DEAP.
 
-One generation: select parents with the age penalty, pair them, cross each pair with probability
-`crossover` (the lattice crossover; the meets/joins it needs are evaluated in one batch), mutate each child
-(standard mutation with probability `mutation`, horizontal mutation with probability min(1, 0.4 + age/10)),
-evaluate the children in one batch, and select the survivors from parents + children with the same
-penalized selection. Ages: 0 at birth, +1 for every generation an individual survives.
+A `deap.base.Toolbox` holds the parts: `population` (`tools.initRepeat` of uniform individuals), `evaluate`
+(a whole population as one batch through the Budget), `select` (the age-penalized tournament, or roulette,
+with the signature of DEAP's `tools.selTournament` / `tools.selRoulette` over the penalized fitness), `mate`
+(the lattice crossover), `mutate` (standard or reset mutation) and `mutate_h` (horizontal mutation). A
+`tools.Statistics` and a `tools.Logbook` keep one record per generation (the result's `trace`, which reports
+and the convergence figure read); a `tools.HallOfFame` keeps the best feasible node evaluated.
 
-Every evaluation goes through the Budget (cache, distinct-evaluation budget, time limit, archive), called
-once per batch through `toolbox.map`, so a parallel evaluator sees whole batches; all randomness is drawn
-here from one `random.Random(seed)`, so the result does not depend on how the evaluator runs.
+One generation, in the manner of DEAP's `eaMuPlusLambda`: select `population` parents, pair them, cross
+each pair with probability `crossover` (the meets/joins the crossover needs are answered in one batch), mutate
+each child (standard mutation with probability `mutation`, horizontal mutation with probability
+min(1, 0.4 + age/10)), evaluate the children in one batch, and select the survivors from parents + children
+with the same penalized selection. Ages: 0 at birth, +1 for every generation an individual survives. The
+Budget stops the run: evaluation budget and time before each batch, the whole box evaluated after one, and
+the GA's own conditions (`Stall`, `Patience`) at the end of each generation.
+
+All randomness is drawn here, from one `random.Random(seed)`: DEAP's selections draw from the global
+`random` module, so the registered ones are DEAP's with the stream made explicit
+(lattice/search/operators.py). The result therefore depends on the seed alone, not on the evaluator or on
+anything else drawing from the global stream, which the GA never touches.
 
 Presets: `paper` is the paper's algorithm. `kgen+` (measured in docs/search.md) answers feasibility from
 predictive tags where monotonicity already decides it, pushes every new feasible individual down to a
@@ -19,11 +29,12 @@ top node, and uses 40 individuals.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
-from deap import base
+from deap import base, tools
 
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
@@ -35,11 +46,12 @@ from lattice.search.base import (
     Limits,
     Problem,
     SearchResult,
-    Stopped,
     StopSearch,
     guarded,
+    objective_key,
 )
-from lattice.search.tags import FEASIBLE, INFEASIBLE, SparseTags
+from lattice.search.stopping import Condition, Patience, Stall
+from lattice.search.tags import SparseTags, decided, feasibility
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 0.0},
@@ -49,24 +61,28 @@ SELECTIONS = ("tournament", "roulette")
 MUTATIONS = ("single", "reset")
 HORIZONTAL_MODES = ("paper", "prototype")
 DESCENT_ORDERS = ("random", "weight")
+TRACE_FIELDS = ("generation", "evaluations", "best_loss", "best_node", "feasible_fraction", "seconds")
 
 
 class FitnessMax(base.Fitness):
-    """DEAP fitness to maximize: f = 1 - loss."""
+    """DEAP fitness to maximize: f = 1 - loss (and the penalized score w = (1 - pn) f)."""
 
     weights = (1.0,)
 
 
 class Individual(list):
-    """A chromosome (one level per QI) with its DEAP fitness, age, feasibility and loss.
+    """A chromosome (one level per QI) with its DEAP fitness, penalized fitness, age and feasibility.
 
-    `born` marks an individual created in the current generation: it enters the next population with age
-    0, while a survivor (or an unchanged copy of a parent) ages by one.
+    A list with a `fitness`, as DEAP's `creator.create("Individual", list, fitness=...)` would make, but a
+    plain class: nothing is added to DEAP's global `creator` namespace. `penalized` holds w = (1 - pn) f,
+    set before each selection. `born` marks an individual created in the current generation: it enters the
+    next population with age 0, while a survivor (or an unchanged copy of a parent) ages by one.
     """
 
     def __init__(self, genes: Sequence[int], age: int = 0, born: bool = True) -> None:
         super().__init__(genes)
         self.fitness = FitnessMax()
+        self.penalized = FitnessMax()
         self.age = age
         self.born = born
         self.feasible = False
@@ -82,32 +98,78 @@ class Individual(list):
         return other
 
 
-def batch_map(function: Callable[[list], list], items: Sequence) -> list:
-    """The toolbox's map: hands the whole batch to `function` at once (the Budget's `evaluate_many`), so the
-    problem's evaluator can spread it over workers and return results in input order."""
-    return function(list(items))
+class Ranked(list):
+    """A feasible node in the hall of fame, ranked by the Budget's objective: least loss, then least LOS,
+    then the smaller node (every component of the fitness minimized), so the hall's first entry is the
+    Budget's best node and not merely one of the same loss."""
+
+    def __init__(self, evaluation: Evaluated, fitness_class: type[base.Fitness]) -> None:
+        super().__init__(evaluation.node)
+        loss, los, node = objective_key(evaluation)
+        self.fitness = fitness_class((float(loss), float(los), *(float(v) for v in node)))
+
+
+def make_budget(problem: Problem, limits: Limits, conditions: Sequence[Condition]) -> Budget:
+    """The run's Budget: the search's limits plus the GA's own stopping conditions (checked by
+    `budget.end_iteration()` after each generation)."""
+    return Budget(problem, limits, conditions=list(conditions))
 
 
 @dataclass(frozen=True)
 class KGen:
     """The KGen genetic algorithm. Defaults (preset "paper") are the paper's parameters.
 
-    `preset` fills the fields left at None: "paper" (population 100, no tagging, no descent, no seeds) or
-    "kgen+" (population 40, predictive tagging, descent, 4 seeds); both score infeasible nodes 0.
-    `selection`: "tournament" (of `tournsize`) or "roulette"; `age_rescale`: the prototype's min-max penalty.
-    `mutation_mode`: "single" (the paper: one gene) or "reset" (the prototype: each gene redrawn with
-    probability `mutation`). `horizontal_mode`: "paper" (min(1, horizontal_rate + age/10)) or "prototype"
-    (age/10); `horizontal_fraction`: share of genes it moves. `tagging`: answer feasibility from predictive
-    tags (monotone problems) instead of evaluating; `descent`: push every new feasible individual down to a
-    minimal feasible node ("random" or "weight" gene order, "weight" lowering the genes of smallest height
-    first); `seeds`: initial individuals made by descents from the top; `infeasible_weight`: fitness factor
-    of infeasible nodes (f = 1 - loss otherwise). The SPEC leaves an infeasible node's score open; 1 (scored
-    like a feasible node) lets the low, infeasible nodes win every selection, and on Cargo 2000 at 25 QIs
-    such a run never finds a feasible node (docs/search.md). `max_evaluations` applies when the limits give
-    none; `max_stall`: stop after this many generations that evaluated no new node; `patience`: stop after this many
-    generations without a better best node (0 = never; a kgen addition to the paper, whose budget alone keeps a
-    converged population redrawing cached nodes for thousands of generations on small lattices). Invalid values raise
-    InputError.
+    Parameters
+    ----------
+    preset : str
+        Fills the fields left at None: "paper" (population 100, no tagging, no descent, no seeds) or "kgen+"
+        (population 40, predictive tagging, descent, 4 seeds); both score infeasible nodes 0.
+    population : int, optional
+        Individuals per generation (>= 2).
+    crossover, mutation : float
+        Probability that a pair crosses (0.9) and that a child gets the standard mutation (0.2).
+    tournsize : int
+        Tournament size (2).
+    selection : str
+        "tournament" or "roulette" (the paper's figure 5), both over the age-penalized fitness.
+    age_rescale : bool
+        The prototype's penalty: ages rescaled min-max onto [0, 0.9] within the population.
+    mutation_mode : str
+        "single" (the paper: one gene) or "reset" (the prototype: each gene redrawn with probability
+        `mutation`).
+    horizontal_rate : float
+        The paper's horizontalMutationRate (0.4).
+    horizontal_mode : str
+        "paper" (probability min(1, horizontal_rate + age/10)) or "prototype" (age/10).
+    horizontal_fraction : float
+        Share of the genes a horizontal mutation moves (0.2).
+    tagging : bool, optional
+        Answer feasibility from predictive tags (monotone problems) instead of evaluating.
+    descent : bool, optional
+        Push every new feasible individual down to a minimal feasible node.
+    descent_order : str
+        "random" or "weight" (lowering the genes of smallest height first).
+    seeds : int, optional
+        Initial individuals made by descents from the top.
+    infeasible_weight : float, optional
+        Fitness factor of infeasible nodes (f = 1 - loss otherwise). The SPEC leaves an infeasible node's
+        score open; 1 (scored like a feasible node) lets the low, infeasible nodes win every selection, and on
+        Cargo 2000 at 25 QIs such a run never finds a feasible node (docs/search.md).
+    max_evaluations : int
+        The budget when the limits give none (5000).
+    max_stall : int
+        Stop after this many generations that evaluated no new node.
+    patience : int
+        Stop after this many generations without a better best node (0 = never; a kgen addition to the paper,
+        whose budget alone keeps a converged population redrawing cached nodes for thousands of generations
+        on small lattices).
+    name : str
+        The algorithm's name in results.
+
+    Raises
+    ------
+    InputError
+        On an unknown preset or an invalid value.
     """
 
     preset: str = "paper"
@@ -157,25 +219,36 @@ class KGen:
 
     @property
     def params(self) -> dict:
+        """Every parameter by name (presets resolved), for reports."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Run the GA on `problem` under `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the pre-pruned box and the heights.
+        limits : Limits
+            Evaluation budget (`max_evaluations` of this GA when None), time limit, seed, progress callback.
+
+        Returns
+        -------
+        SearchResult
+            The best feasible node evaluated, the minimal ones, why the run stopped, and the trace: one
+            Logbook record per generation (generation, evaluations, best_loss, best_node,
+            feasible_fraction, seconds).
+        """
         limits = limits.bounded(self.max_evaluations)
-        # SPEC section 9: DEAP's own operators draw from the global `random`, so it is seeded for the run, and
-        # the caller's global random state is given back afterwards, whatever happens.
-        caller = random.getstate()
-        random.seed(limits.seed)
-        try:
-            run = _Run(self, problem, Budget(problem, limits), random.Random(limits.seed))
-            params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
-                          tagging=run.tags is not None, descent=run.descent)
-            return guarded(run.budget, self.name, run.body, params)
-        finally:
-            random.setstate(caller)
+        budget = make_budget(problem, limits, [Stall(self.max_stall), Patience(self.patience)])
+        run = _Run(self, problem, budget, random.Random(limits.seed))
+        params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
+                      tagging=run.tags is not None, descent=run.descent)
+        return guarded(budget, self.name, run.body, params)
 
 
 class _Run:
-    """The state of one run: budget, rng, toolbox and (for the descent) predictive tags."""
+    """The state of one run: budget, rng, toolbox, predictive tags (kgen+), logbook and hall of fame."""
 
     def __init__(self, ga: KGen, problem: Problem, budget: Budget, rng: random.Random) -> None:
         self.ga, self.problem, self.budget, self.rng = ga, problem, budget, rng
@@ -187,72 +260,61 @@ class _Run:
         tagging = (ga.tagging or ga.descent) and problem.monotone_feasibility and problem.monotone_loss
         self.tags = SparseTags(problem.box.dims) if tagging else None
         self.toolbox = self.make_toolbox()
+        self.stats = tools.Statistics(key=attrgetter("feasible"))
+        self.stats.register("feasible_fraction", lambda flags: sum(flags) / len(flags) if len(flags) else 0.0)
+        self.logbook = tools.Logbook()
+        self.logbook.header = TRACE_FIELDS
+        # the best feasible node evaluated (crossover and descent probes included), ranked like Budget.best
+        self.hall = tools.HallOfFame(1)
+        self.ranked_fitness = type("Objective", (base.Fitness,), {"weights": (-1.0,) * (2 + problem.box.dims)})
+        self.archived = 0  # how many of the budget's feasible nodes the hall of fame has seen
 
     def make_toolbox(self) -> base.Toolbox:
         ga, rng, lower, upper = self.ga, self.rng, self.lower, self.upper
         tb = base.Toolbox()
-        tb.register("map", batch_map)
-        tb.register("evaluate", self.evaluate_nodes)
         tb.register("individual", lambda: Individual(self.problem.box.random_node(rng)))
+        tb.register("population", tools.initRepeat, list, tb.individual)
+        tb.register("evaluate", self.evaluate)
+        if ga.selection == "tournament":
+            tb.register("select", operators.sel_tournament, tournsize=ga.tournsize, fit_attr="penalized", rng=rng)
+        else:
+            tb.register("select", operators.sel_roulette, fit_attr="penalized", rng=rng)
         tb.register("probe", operators.crossover_probe)
         tb.register("mate", operators.crossover, rng=rng)
         if ga.mutation_mode == "single":
             tb.register("mutate", operators.standard_mutation, lower=lower, upper=upper, rng=rng)
         else:
             tb.register("mutate", operators.reset_mutation, lower=lower, upper=upper, rate=ga.mutation, rng=rng)
-        tb.register("mutate_horizontal", operators.horizontal_mutation, lower=lower, upper=upper, rng=rng,
+        tb.register("mutate_h", operators.horizontal_mutation, lower=lower, upper=upper, rng=rng,
                     fraction=ga.horizontal_fraction)
         tb.register("horizontal_probability", operators.horizontal_probability, base=ga.horizontal_rate,
                     mode=ga.horizontal_mode)
-        tb.register("select", self.select)
         return tb
 
     # --- evaluation ---------------------------------------------------------------------------------------
 
-    def evaluate_nodes(self, nodes: list[Node]) -> list[Evaluated]:
-        """One batch through the Budget; feeds the predictive tags."""
-        evaluations = self.budget.evaluate_many(nodes)
-        if self.tags is not None:
-            for e in evaluations:
-                self.tags.tag(tuple(e.node), e.feasible)
-        return evaluations
-
     def feasibility(self, nodes: Sequence[Node]) -> list[bool]:
-        """Whether each node is feasible: from the cache, else (with tagging) from the predictive tags, else
-        by evaluating the remaining nodes in one batch through `toolbox.map`."""
-        answers: dict[Node, bool] = {}
-        unknown: list[Node] = []
-        for node in nodes:
-            if node in answers:
-                continue
-            cached = self.budget.known(node)
-            if cached is not None:
-                answers[node] = cached.feasible
-            elif (tagged := self.tagged(node)) is not None:
-                answers[node] = tagged
-            elif node not in unknown:
-                unknown.append(node)
-        if unknown:
-            for node, e in zip(unknown, self.toolbox.map(self.toolbox.evaluate, unknown)):
-                answers[node] = e.feasible
-        return [answers[node] for node in nodes]
+        """Each node's feasibility: from this run's evaluations or the tags, else evaluated in one batch."""
+        return feasibility(self.budget, self.tags, nodes)
 
-    def tagged(self, node: Node) -> bool | None:
-        if self.tags is None:
-            return None
-        tag = self.tags.get(node)
-        return True if tag == FEASIBLE else False if tag == INFEASIBLE else None
+    def evaluate(self, individuals: list[Individual]) -> list[Individual]:
+        """The toolbox's `evaluate`: the whole population as one batch. Sets each individual's feasibility
+        and fitness; with the descent, every newborn feasible individual is replaced by its descent."""
+        self.assess(individuals)
+        return self.descended(individuals) if self.descent else individuals
 
-    def evaluate(self, individuals: Sequence[Individual]) -> None:
-        """Set each individual's feasibility and fitness. A loss that is not LOG is known only from an
-        evaluation, so nodes whose fitness needs it are evaluated (one batch)."""
+    def assess(self, individuals: Sequence[Individual]) -> None:
+        """Feasibility and fitness. A loss that is not LOG is known only from an evaluation, so the nodes
+        whose fitness needs it are evaluated (one batch)."""
         nodes = [ind.node for ind in individuals]
         feasible = self.feasibility(nodes)
         if not self.problem.loss_is_log:
             missing = [n for n, f in zip(nodes, feasible)
                        if (f or self.ga.infeasible_weight > 0) and self.budget.known(n) is None]
             if missing:
-                self.toolbox.map(self.toolbox.evaluate, list(dict.fromkeys(missing)))
+                for e in self.budget.evaluate_many(list(dict.fromkeys(missing))):
+                    if self.tags is not None:
+                        self.tags.tag(tuple(e.node), e.feasible)
         for ind, f in zip(individuals, feasible):
             ind.feasible = f
             ind.fitness.values = (self.fitness(ind.node, f),)
@@ -267,24 +329,25 @@ class _Run:
             loss = precision_loss(node, self.problem.heights)
         else:
             evaluation = self.budget.known(node)
-            assert evaluation is not None, "evaluate() evaluates every node whose fitness needs its loss"
+            assert evaluation is not None, "assess() evaluates every node whose fitness needs its loss"
             loss = evaluation.loss
         return weight * (1.0 - loss)
 
     # --- selection ----------------------------------------------------------------------------------------
 
-    def select(self, individuals: Sequence[Individual], k: int) -> list[Individual]:
+    def penalized(self, individuals: list[Individual]) -> list[Individual]:
+        """The individuals with their penalized fitness w = (1 - pn(age)) f set, ready for `toolbox.select`."""
         scores = operators.penalized_scores([ind.fitness.values[0] for ind in individuals],
                                             [ind.age for ind in individuals], self.ga.age_rescale)
-        if self.ga.selection == "tournament":
-            chosen = operators.tournament(scores, k, self.ga.tournsize, self.rng)
-        else:
-            chosen = operators.roulette(scores, k, self.rng)
-        return [individuals[i] for i in chosen]
+        for ind, w in zip(individuals, scores):
+            ind.penalized.values = (w,)
+        return individuals
 
     # --- variation ----------------------------------------------------------------------------------------
 
     def offspring(self, parents: list[Individual]) -> list[Individual]:
+        """Crossover of consecutive pairs, then mutation of every child (DEAP's varAnd, with the lattice
+        crossover's feasibility questions answered in one batch)."""
         tb, rng = self.toolbox, self.rng
         pairs = list(zip(parents[0::2], parents[1::2]))
         crossing = [rng.random() < self.ga.crossover for _ in pairs]
@@ -307,7 +370,7 @@ class _Run:
             if rng.random() < self.ga.mutation:
                 node = tb.mutate(node)
             if rng.random() < tb.horizontal_probability(child.age):
-                node = tb.mutate_horizontal(node)
+                node = tb.mutate_h(node)
             mutated.append(child if node == child.node else Individual(node))
         return mutated
 
@@ -323,7 +386,7 @@ class _Run:
         def advance(index: int, coroutine: Any, answer: bool | None) -> None:
             try:
                 probe = coroutine.send(answer)
-                while (known := self.tagged(probe)) is not None:
+                while (known := decided(self.budget, self.tags, probe)) is not None:
                     probe = coroutine.send(known)
                 waiting[index] = (coroutine, probe)
             except StopIteration as stop:
@@ -351,15 +414,16 @@ class _Run:
         if not targets:
             return individuals
         finals = [Individual(n) for n in self.descend([individuals[i].node for i in targets])]
-        self.evaluate(finals)
+        self.assess(finals)
         out = list(individuals)
         for i, final in zip(targets, finals):
             out[i] = final
         return out
 
     def seeded(self) -> list[Individual]:
-        """The initial population: `seeds` descents from the top node, the rest uniform in the box."""
-        population = [self.toolbox.individual() for _ in range(self.ga.population)]
+        """The initial population (`toolbox.population`, uniform in the box), its first `seeds` replaced by
+        descents from the top node."""
+        population = self.toolbox.population(n=self.ga.population)
         seeds = min(self.ga.seeds or 0, self.ga.population) if self.descent else 0
         if seeds:
             top = self.problem.box.upper
@@ -369,49 +433,38 @@ class _Run:
 
     # --- the generational loop ----------------------------------------------------------------------------
 
+    def record(self, generation: int, population: Sequence[Individual]) -> None:
+        """One Logbook record: the budget's figures, the hall of fame's best and the population's statistics."""
+        budget = self.budget
+        fresh = budget.feasible[self.archived:]
+        self.archived = len(budget.feasible)
+        self.hall.update([Ranked(budget.known(n), self.ranked_fitness) for n in fresh])
+        best = budget.known(tuple(self.hall[0])) if len(self.hall) else None
+        self.logbook.record(generation=generation, evaluations=budget.evaluations,
+                            best_loss=None if best is None else best.loss,
+                            best_node=None if best is None else list(best.node),
+                            seconds=budget.seconds, **self.stats.compile(population))
+
     def body(self, trace: list[dict]) -> None:
+        """The generational loop (like DEAP's eaMuPlusLambda, mu = lambda = population); the Logbook's
+        records become `trace`, also when a stopping condition ends the run."""
         budget, ga, tb = self.budget, self.ga, self.toolbox
-        box_size = self.problem.box.size
         population: list[Individual] = []
-        generation, stall, seen = 0, 0, 0
-        best_key, improved = None, 0
-
-        def record() -> None:
-            best = budget.best
-            trace.append({
-                "generation": generation, "evaluations": budget.evaluations,
-                "best_loss": None if best is None else best.loss,
-                "best_node": None if best is None else list(best.node),
-                "feasible_fraction": sum(ind.feasible for ind in population) / len(population) if population else 0.0,
-                "seconds": budget.seconds,
-            })
-
+        generation = 0
         try:
-            population = self.seeded()
-            self.evaluate(population)
-            if self.descent:
-                population = self.descended(population)
-            record()
-            while budget.evaluations < box_size:
+            population = tb.evaluate(self.seeded())
+            self.record(generation, population)
+            while True:
                 generation += 1
-                parents = tb.select(population, len(population))
-                children = self.offspring(parents)
-                self.evaluate(children)
-                if self.descent:
-                    children = self.descended(children)
-                survivors = tb.select(population + children, ga.population)
+                parents = tb.select(self.penalized(population), len(population))
+                children = tb.evaluate(self.offspring(parents))
+                survivors = tb.select(self.penalized(population + children), ga.population)
                 population = [s.copy_as(s.age if s.born else s.age + 1, born=False) for s in survivors]
-                record()
-                stall = stall + 1 if budget.evaluations == seen else 0
-                seen = budget.evaluations
-                if stall >= ga.max_stall:
-                    raise StopSearch(Stopped.STALLED)
-                key = None if budget.best is None else (budget.best.loss, budget.best.los, budget.best.node)
-                if key != best_key:
-                    best_key, improved = key, generation
-                elif ga.patience and generation - improved >= ga.patience:
-                    raise StopSearch(Stopped.STALLED)
+                self.record(generation, population)
+                budget.end_iteration()
         except StopSearch:
-            if not trace or trace[-1]["evaluations"] != budget.evaluations:
-                record()
+            if not len(self.logbook) or self.logbook[-1]["evaluations"] != budget.evaluations:
+                self.record(generation, population)
             raise
+        finally:
+            trace.extend({key: record[key] for key in TRACE_FIELDS} for record in self.logbook)

@@ -1,27 +1,31 @@
-"""The genetic operators of KGen (SPEC section 4) as pure functions on lattice nodes.
+"""The genetic operators of KGen (SPEC section 4) as pure functions, registered on the GA's DEAP toolbox.
 
-Every function that draws takes an explicit `rng` (anything with `random.Random`'s `random`, `randint`,
-`randrange` and `choice`), so a run is reproducible from its seed and no randomness is drawn in workers.
-Nodes are tuples of ints; `lower` and `upper` are the corners of the (pre-pruned) box.
+Crossover, mutations and descent work on lattice nodes (tuples of ints; `lower` and `upper` are the corners of
+the pre-pruned box). The two selections take DEAP individuals and have the signatures of DEAP's
+`tools.selTournament` and `tools.selRoulette`, but draw from an explicit stream: DEAP's own draw from the
+global `random`, which a parallel backend in the same process (Dask's scheduler and client do) may draw from
+between two generations, and which the caller owns. Every function that draws takes an explicit `rng`
+(anything with `random.Random`'s `random`, `randint` and `choice`), so a run is reproducible from its seed
+whatever evaluates the nodes, and no randomness is drawn in workers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Sequence
-from typing import Protocol
+from collections.abc import Generator, Sequence
+from operator import attrgetter
+from typing import Protocol, TypeVar
 
 from lattice.node import Node
 
 MAX_PENALTY = 0.9
+T = TypeVar("T")
 
 
 class Rng(Protocol):
     def random(self) -> float: ...
 
     def randint(self, a: int, b: int) -> int: ...
-
-    def randrange(self, stop: int) -> int: ...
 
     def choice(self, seq: Sequence): ...
 
@@ -167,15 +171,32 @@ def penalized_scores(fitnesses: Sequence[float], ages: Sequence[int], rescale: b
     return [penalized_score(f, p) for f, p in zip(fitnesses, pens, strict=True)]
 
 
-def tournament(scores: Sequence[float], k: int, tournsize: int, rng: Rng) -> list[int]:
-    """k indices, each the highest-scoring of `tournsize` drawn uniformly with replacement (first on ties)."""
-    if not scores:
+def sel_tournament(individuals: Sequence[T], k: int, tournsize: int, fit_attr: str = "fitness", *,
+                   rng: Rng) -> list[T]:
+    """DEAP's `tools.selTournament` drawing from an explicit `rng` instead of the global `random`.
+
+    Parameters
+    ----------
+    individuals : sequence
+        The candidates, each with a DEAP fitness under `fit_attr` (the GA passes the age-penalized one).
+    k : int
+        How many to select (with replacement).
+    tournsize : int
+        Candidates per tournament, drawn uniformly with replacement (`rng.choice`, as DEAP's `selRandom`).
+    fit_attr : str
+        The attribute compared; the first drawn wins a tie.
+    rng : Rng
+        The run's random stream.
+
+    Returns
+    -------
+    list
+        `k` references into `individuals`: for the same stream state, exactly DEAP's choice.
+    """
+    if not individuals:
         raise ValueError("cannot select from an empty population")
-    chosen = []
-    for _ in range(k):
-        aspirants = [rng.randrange(len(scores)) for _ in range(tournsize)]
-        chosen.append(max(aspirants, key=lambda i: scores[i]))
-    return chosen
+    key = attrgetter(fit_attr)
+    return [max([rng.choice(individuals) for _ in range(tournsize)], key=key) for _ in range(k)]
 
 
 def roulette_probabilities(scores: Sequence[float]) -> list[float]:
@@ -188,18 +209,46 @@ def roulette_probabilities(scores: Sequence[float]) -> list[float]:
     return [s / total for s in scores]
 
 
-def roulette(scores: Sequence[float], k: int, rng: Rng) -> list[int]:
-    """k indices drawn with replacement with the probabilities of `roulette_probabilities`."""
-    if not scores:
+def sel_roulette(individuals: Sequence[T], k: int, fit_attr: str = "fitness", *, rng: Rng) -> list[T]:
+    """DEAP's `tools.selRoulette` drawing from an explicit `rng`, and uniform when every score is 0.
+
+    Parameters
+    ----------
+    individuals : sequence
+        The candidates; the first value of the fitness under `fit_attr` is the (non-negative) score.
+    k : int
+        How many to select (with replacement).
+    fit_attr : str
+        The attribute whose first value weighs a candidate.
+    rng : Rng
+        The run's random stream.
+
+    Returns
+    -------
+    list
+        `k` references into `individuals`, each drawn with probability `roulette_probabilities`. For positive
+        scores and the same stream state, DEAP's choice (candidates sorted by decreasing score, one
+        `random()` per pick); DEAP's own function returns fewer than `k` when every score is 0 (a population
+        with no feasible node scores 0 throughout), this one draws uniformly then.
+    """
+    if not individuals:
         raise ValueError("cannot select from an empty population")
-    cumulative, acc = [], 0.0
-    for p in roulette_probabilities(scores):
-        acc += p
-        cumulative.append(acc)
+    ranked = sorted(individuals, key=attrgetter(fit_attr), reverse=True)
+    scores = [getattr(ind, fit_attr).values[0] for ind in ranked]
+    roulette_probabilities(scores)  # refuses negative scores
+    total = sum(scores)
+    if total == 0:
+        return [rng.choice(individuals) for _ in range(k)]
     chosen = []
     for _ in range(k):
-        u = rng.random() * acc
-        chosen.append(next((i for i, c in enumerate(cumulative) if u < c), len(scores) - 1))
+        u, acc = rng.random() * total, 0.0
+        pick = ranked[-1]  # rounding can leave u at the total
+        for ind, score in zip(ranked, scores):
+            acc += score
+            if acc > u:
+                pick = ind
+                break
+        chosen.append(pick)
     return chosen
 
 
@@ -226,12 +275,3 @@ def descend(node: Sequence[int], lower: Sequence[int], order: Sequence[int]) -> 
         x[i] = lo
     return tuple(x)
 
-
-def drive(coroutine: Generator[Node, bool, Node], answer: Callable[[Node], bool]) -> Node:
-    """Run a `descend` coroutine to the end with a direct feasibility oracle (for tests and serial use)."""
-    try:
-        probe = next(coroutine)
-        while True:
-            probe = coroutine.send(answer(probe))
-    except StopIteration as stop:
-        return stop.value
