@@ -31,6 +31,10 @@ class UpSet:
 
     def __init__(self, heights, minimal, noise: bool = False) -> None:
         self.heights, self.minimal, self.noise = heights, minimal, noise
+        self.seen: dict = {}
+
+    def cached(self, node):
+        return self.seen.get(tuple(node))
 
     def evaluate(self, node):
         return self.evaluate_many([node])[0]
@@ -38,8 +42,10 @@ class UpSet:
     def evaluate_many(self, nodes):
         if self.noise:
             random.random()
-        return [Verdict(tuple(n), any(leq(m, n) for m in self.minimal), precision_loss(n, self.heights), 0.0)
-                for n in nodes]
+        for n in nodes:
+            n = tuple(n)
+            self.seen[n] = Verdict(n, any(leq(m, n) for m in self.minimal), precision_loss(n, self.heights), 0.0)
+        return [self.seen[tuple(n)] for n in nodes]
 
 
 HEIGHTS = (3, 4, 2, 3, 2, 4, 3)
