@@ -555,13 +555,18 @@ class ParallelRunner:
                 continue
             without_workers = without_workers or time.monotonic()
             if time.monotonic() - without_workers >= self.workers_timeout:
-                where = self.scheduler or "the local cluster"
-                raise ClusterError(f"the Dask cluster{self._where()} lost all its workers during the search and "
-                                   f"had none for {self.workers_timeout:g} s; start workers (dask worker "
-                                   f"{where}) and run again")
+                raise self._no_workers()
 
     def _where(self) -> str:
         return f" at {self.scheduler}" if self.scheduler else " (local)"
+
+    def _no_workers(self) -> ClusterError:
+        head = f"lost all its workers during the search and had none for {self.workers_timeout:g} s"
+        if self.scheduler:
+            return ClusterError(f"the Dask cluster at {self.scheduler} {head}; start workers (dask worker "
+                                f"{self.scheduler}) and run again")
+        return ClusterError(f"the local Dask cluster {head} (killed for lack of memory?); run again with fewer "
+                            "--jobs, or --backend loky")
 
     def _lost(self, error: BaseException | None) -> ClusterError:
         what = f"the Dask scheduler at {self.scheduler}" if self.scheduler else "the local Dask cluster"
