@@ -525,10 +525,10 @@ class ParallelRunner:
             futures = client.map(compute_installed, [self._plugin] * len(chunks), chunks, pure=False)
             self._watch(futures)
             outputs = client.gather(futures)
-        except KilledWorker as error:
+        except KilledWorker:  # the scheduler's allowed-failures: the task's workers died that many times
             raise ClusterError(f"Dask workers{self._where()} died again and again while evaluating one task of "
-                               f"nodes ({_reason(error)}); out of memory? each worker holds a copy of the table: "
-                               "give them more memory or use fewer workers per machine"[:400]) from None
+                               "nodes (KilledWorker); out of memory? each worker holds a copy of the table: give "
+                               "them more memory or use fewer workers per machine") from None
         except (OSError, CancelledError, TimeoutError, asyncio.TimeoutError) as error:
             raise self._lost(error) from None
         self.stats["tasks"] += len(chunks)

@@ -26,6 +26,7 @@ from typing import Any
 import cloudpickle
 import pytest
 
+from fitness.objective import Precision
 from kgen import api
 from kgen.config import Config
 from kgen.parallel import ClusterError, ParallelRunner, evaluator_for
@@ -275,6 +276,57 @@ def test_workers_back_within_the_timeout_finish_the_batch(prepared):
                 assert evaluator.evaluate_many(nodes) == fresh(prepared).evaluate_many(nodes)
             finally:
                 back.join()
+
+
+class DiesOnWorkers(Precision):
+    """LOG, except that evaluating it anywhere but in the process that made it kills that process (a worker
+    that the system kills on every task, as for lack of memory)."""
+
+    def __init__(self) -> None:
+        self.parent = os.getpid()  # pickled with the object (workers may import this module themselves)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> float:
+        if os.getpid() != self.parent:
+            os._exit(3)
+        return super().__call__(*args, **kwargs)
+
+
+class CannotLoad(Precision):
+    """LOG, except that it cannot be unpickled anywhere but in this test process (workers with another kgen)."""
+
+    def __reduce__(self) -> tuple:
+        return (refuse_outside, (os.getpid(),))
+
+
+def refuse_outside(parent: int) -> Precision:
+    if os.getpid() != parent:
+        raise ImportError("no module named 'kgen.something_new'")
+    return CannotLoad()
+
+
+def with_objective(prepared: api.Prepared, objective: Precision):
+    e = prepared.evaluator
+    return type(e)(e.table, e.models, e.suppression_limit, objective, e.kernel)
+
+
+@pytest.mark.slow
+def test_workers_dying_on_every_task_are_a_cluster_error(prepared):
+    dask_config = pytest.importorskip("dask.config")
+    with dask_config.set({"distributed.scheduler.allowed-failures": 0}), local_cluster(1) as cluster:
+        with pytest.raises(ClusterError, match=r"died again and again while evaluating one task of nodes "
+                                               r"\(KilledWorker\); out of memory\?"), evaluator_for(
+                with_objective(prepared, DiesOnWorkers()), backend="dask", scheduler=cluster.scheduler_address,
+                workers_timeout=SETTLE) as evaluator:
+            evaluator.evaluate_many(random_nodes(prepared, 20, seed=10))
+
+
+def test_workers_that_cannot_load_the_table_are_a_cluster_error(prepared):
+    with local_cluster(1) as cluster:
+        with pytest.raises(ClusterError, match=r"could not install the table \(.*no module named "
+                                               r".kgen.something_new.*\); do they run the same kgen version"):
+            with evaluator_for(with_objective(prepared, CannotLoad()), backend="dask",
+                               scheduler=cluster.scheduler_address):
+                pass
 
 
 # -- kgen's CLI on real `dask scheduler` / `dask worker` processes ------------------------------------------
