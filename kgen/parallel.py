@@ -345,7 +345,9 @@ class ParallelRunner:
                  connect_timeout: float = CONNECT_TIMEOUT, workers_timeout: float | None = None) -> None:
         validate_options(jobs, backend, scheduler, batch_size, connect_timeout)
         self.connect_timeout = float(connect_timeout)
-        self.workers_timeout = default_workers_timeout() if workers_timeout is None else float(workers_timeout)
+        if workers_timeout is None:
+            workers_timeout = default_workers_timeout() if backend == "dask" else WORKERS_TIMEOUT
+        self.workers_timeout = float(workers_timeout)
         self.evaluator = evaluator
         self.backend = backend
         self.scheduler = scheduler
