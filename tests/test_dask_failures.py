@@ -31,6 +31,7 @@ from kgen import api
 from kgen.config import Config
 from kgen.parallel import ClusterError, ParallelRunner, evaluator_for
 from kgen.table import from_mapping
+from lattice.errors import InputError
 
 distributed = pytest.importorskip("distributed")
 
@@ -391,3 +392,12 @@ def test_a_worker_killed_mid_run_with_another_alive_gives_the_serial_release(rea
     assert finished(run) == (0, "")
     assert real_cluster.workers[0].wait(timeout=SETTLE) == -signal.SIGKILL and real_cluster.workers[1].poll() is None
     assert (tmp_path / "dask.csv").read_bytes() == (tmp_path / "serial.csv").read_bytes()
+
+
+@pytest.mark.parametrize("value", ["x", "0", "-3", "nan", "inf"])
+def test_a_workers_timeout_that_is_not_a_number_of_seconds_is_an_input_error(prepared, monkeypatch, value):
+    monkeypatch.setenv("KGEN_WORKERS_TIMEOUT", value)
+    with pytest.raises(InputError, match=f"KGEN_WORKERS_TIMEOUT must be a finite number of seconds > 0, got "
+                                         f"'{value}'") as refused:
+        ParallelRunner(fresh(prepared), backend="dask")  # refused before any cluster starts
+    assert refused.value.exit_code == 2
