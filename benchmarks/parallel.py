@@ -97,7 +97,7 @@ def ga_runs(name: str, prepared: Prepared, evaluations: int, rounds: int) -> lis
                 started, cpu = time.perf_counter(), tree_cpu()
                 result = search.run(prepared.problem(evaluator), Limits(seed=SEED))
                 searched, cpu = time.perf_counter(), tree_cpu() - cpu
-                tasks = getattr(evaluator, "stats", {}).get("tasks", "-")
+                tasks = evaluator.runner.stats["tasks"] if evaluator.runner is not None else "-"
             total = time.perf_counter() - begin
             reference = reference or outcome(result)
             same = info.get(mode, (True,))[0] and outcome(result) == reference

@@ -59,7 +59,7 @@ class Prepared:
         return self.encoded.heights
 
     def problem(self, evaluator: Evaluator | None = None) -> Problem:
-        """The search problem; `evaluator` (e.g. a ParallelEvaluator around ours) replaces our evaluator."""
+        """The search problem; `evaluator` (e.g. another evaluator of the same table) replaces ours."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
                        self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
                        loss_is_log=isinstance(self.evaluator.objective, Precision),

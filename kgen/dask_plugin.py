@@ -1,5 +1,9 @@
 """The Dask worker plugin of `kgen.parallel` (a module of its own: importing `distributed` takes about a
-second, which only the dask backend should pay)."""
+second, which only the dask backend should pay).
+
+The plugin is the worker-side home of the table: the scheduler keeps it and hands it to every worker once,
+also to workers that join later; the worker's tasks find the table on the plugin (`kgen.parallel.
+compute_installed`), and unregistering the plugin drops it."""
 
 from __future__ import annotations
 
@@ -8,18 +12,19 @@ from typing import Any
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from fitness.evaluator import NodeEvaluator
-from kgen.parallel import forget_table, install_table
+from kgen.parallel import WorkerTable
 
 
 class TablePlugin(WorkerPlugin):
-    """Installs an evaluator (the encoded table) in each worker's cache once, also in workers that join
-    later; removes it when the plugin is unregistered."""
+    """Installs an evaluator (the encoded table) in each worker once, as `table` (a `WorkerTable`: one
+    evaluator per worker thread over the one copy of the table); removes it on teardown."""
 
-    def __init__(self, token: str, evaluator: NodeEvaluator) -> None:
-        self.token, self.evaluator = token, evaluator
+    def __init__(self, evaluator: NodeEvaluator) -> None:
+        self.evaluator = evaluator
+        self.table: WorkerTable | None = None
 
     def setup(self, worker: Any) -> None:
-        install_table(self.token, self.evaluator)
+        self.table = WorkerTable(self.evaluator)
 
     def teardown(self, worker: Any) -> None:
-        forget_table(self.token)
+        self.table = None

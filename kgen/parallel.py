@@ -1,23 +1,27 @@
-"""Parallel node evaluation through joblib: local processes (loky), threads, or a Dask cluster.
+"""Parallel node evaluation: a `ParallelRunner` computes the evaluator's new nodes on local processes (loky),
+threads, or a Dask cluster.
 
-`ParallelEvaluator` wraps a fitness `NodeEvaluator` behind the search's `Evaluator` protocol
-(`evaluate`, `evaluate_many` in input order). Evaluation is a pure function of the node and the table, so
-results are identical to the serial evaluator's on every backend; all randomness stays in the searches,
-which run in the parent process.
+The one `NodeEvaluator` stays the evaluator of the search and keeps the only node cache; a runner attached
+to it (`evaluator.runner`, see `evaluator_for`) only decides *where* a batch of new nodes is computed.
+Evaluation is a pure function of the node and the table, so results are identical to serial evaluation on
+every backend; all randomness stays in the searches, which run in the parent process.
 
 How the work is shipped:
-- the table reaches each worker once and stays in a worker-side cache keyed by a token: loky workers load
-  it from a file written once with `joblib.dump` (memory-mapped, `mmap_mode="r"`, so the processes share
-  the pages); on Dask a worker plugin installs it once in every worker, including workers that join later
-  (not `scatter(broadcast=True)`: the scheduler's Active Memory Manager drops the extra replicas within
-  seconds, and tasks depending on the scattered data then ship it again); threads share the parent's
-  table (each with its own evaluator: the evaluators' caches are not thread-safe);
-- a call's new nodes go out in a few chunks per worker (or `batch_size` nodes per task), so one task
-  amortizes the round trip over many nodes; on loky and threading the parent is one of the `jobs`: it
-  evaluates its share of the chunks while `jobs - 1` workers evaluate the rest;
-- nodes evaluated before are answered from a local cache and never sent again; calls with fewer than
-  `min_parallel` new nodes are evaluated in the parent (one node cannot be shared out, and shipping it
-  only adds a round trip).
+- the table reaches each worker once: loky workers load it from a file written once with `joblib.dump`
+  (memory-mapped, `mmap_mode="r"`, so the processes share the pages) and keep it in one slot per process
+  (`_LOKY_TABLE`); on Dask a worker plugin (kgen/dask_plugin.py) installs it once in every worker, including
+  workers that join later, and holds it itself (not `scatter(broadcast=True)`: the scheduler's Active
+  Memory Manager drops the extra replicas within seconds, and tasks depending on the scattered data then
+  ship it again); threads share the parent's table. Each thread that computes gets its own evaluator over
+  the shared table (`WorkerTable`: an evaluator's roll-up state is not thread-safe);
+- a batch goes out in a few chunks per worker (or `batch_size` nodes per task), so one task amortizes the
+  round trip over many nodes; on loky and threading the parent is one of the `jobs`: it computes its share
+  of the chunks while `jobs - 1` workers compute the rest; batches of fewer than `min_parallel` nodes are
+  computed in the parent (one node cannot be shared out, and shipping it only adds a round trip);
+- on Dask every chunk is a task submitted to the cluster (the futures API), whatever its number of worker
+  threads, and the parent watches the batch: a lost scheduler, a cluster without workers for
+  `workers_timeout` seconds, or workers dying again and again on a task end the run with one `ClusterError`
+  (exit 6). Closing a runner never raises: a cleanup error never hides the error that ended the run.
 """
 
 from __future__ import annotations
@@ -33,9 +37,8 @@ import threading
 import time
 import uuid
 import weakref
-from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +56,7 @@ LOKY_IDLE_TIMEOUT = 300  # seconds before joblib's idle loky workers exit (jobli
 TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
 DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
 CONNECT_TIMEOUT = config.CONNECT_TIMEOUT  # seconds to reach a Dask scheduler and hear its answer
-WORKERS_TIMEOUT = 30.0  # seconds to wait for a reached scheduler to have a worker
+WORKERS_TIMEOUT = 30.0  # default seconds a Dask cluster may be without workers (KGEN_WORKERS_TIMEOUT)
 SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
 _HOST = re.compile(r"[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+")
 
@@ -154,7 +157,7 @@ def validate_options(jobs: int, backend: str, scheduler: str | None = None, batc
 
 
 def wants_parallel(jobs: int, backend: str) -> bool:
-    """Whether these options ask for a ParallelEvaluator (else the serial evaluator is used as is)."""
+    """Whether these options ask for a ParallelRunner (else the evaluator computes every batch itself)."""
     return backend == "dask" or jobs != 1
 
 
@@ -172,10 +175,76 @@ def stop_local_workers() -> None:
         pass
 
 
-def fresh_copy(evaluator: NodeEvaluator) -> NodeEvaluator:
-    """The same evaluator without its caches: what is shipped to workers (they build their own)."""
+WORKERS_TIMEOUT_VARIABLE = "KGEN_WORKERS_TIMEOUT"
+POLL_SECONDS = 1.0  # how often a Dask batch that has not finished checks that the cluster still has workers
+CLOSE_TIMEOUT = 10.0  # seconds each step of closing a Dask client or local cluster may take
+_log = logging.getLogger(__name__)
+
+
+def default_workers_timeout() -> float:
+    """Seconds a Dask cluster may be without workers (at start, or after losing all of them mid-run) before
+    kgen gives up: the environment variable KGEN_WORKERS_TIMEOUT, else WORKERS_TIMEOUT (30)."""
+    text = os.environ.get(WORKERS_TIMEOUT_VARIABLE)
+    if text is None or not text.strip():
+        return WORKERS_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{WORKERS_TIMEOUT_VARIABLE} must be a finite number of seconds > 0, got {text[:40]!r}")
+    return value
+
+
+class DaskLogsMuted:
+    """While installed, the log records of `distributed` in this process (its client's, and a local cluster's
+    scheduler's) are dropped: a lost scheduler makes the client log tracebacks from its own threads (the
+    reconnection it tries, cancelled when kgen closes it), and the runner reports every cluster failure
+    itself, as one ClusterError. Installed as a filter on the handlers that `distributed` configured."""
+
+    def __init__(self) -> None:
+        names = [name for name in logging.Logger.manager.loggerDict if name.split(".")[0] in ("distributed",
+                                                                                              "tornado")]
+        self.handlers = {handler for name in names for handler in logging.getLogger(name).handlers}
+        for handler in self.handlers:
+            handler.addFilter(self.keep)
+
+    @staticmethod
+    def keep(record: logging.LogRecord) -> bool:
+        return record.name.split(".")[0] not in ("distributed", "tornado")
+
+    def remove(self) -> None:
+        for handler in self.handlers:
+            handler.removeFilter(self.keep)
+        self.handlers = set()
+
+
+def worker_copy(evaluator: NodeEvaluator) -> NodeEvaluator:
+    """A CPU evaluator of the same table, models, limit, objective and kernel, with nothing computed yet and
+    no runner: what is shipped to workers, and what each computing thread gets."""
     return NodeEvaluator(evaluator.table, evaluator.models, evaluator.suppression_limit, evaluator.objective,
                          evaluator.kernel)
+
+
+class WorkerTable:
+    """The evaluator a worker received (its table shared by the worker's threads) and, per thread that
+    computes, an evaluator of its own over that table (an evaluator's roll-up state is not thread-safe)."""
+
+    def __init__(self, evaluator: NodeEvaluator, token: str = "") -> None:
+        self.shipped, self.token = evaluator, token
+        self._here = threading.local()
+
+    def evaluator(self) -> NodeEvaluator:
+        """This thread's evaluator (made on the thread's first task)."""
+        mine = getattr(self._here, "evaluator", None)
+        if mine is None:
+            mine = self._here.evaluator = worker_copy(self.shipped)
+        return mine
+
+
+def compute_here(table: WorkerTable, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Task (threads): compute a chunk on this thread's evaluator."""
+    return table.evaluator().compute_many(nodes)
 
 
 @dataclass(frozen=True)
@@ -189,76 +258,29 @@ class SharedTable:
         return joblib.load(self.path, mmap_mode="r")
 
 
-_WORKER_CACHE: OrderedDict[str, NodeEvaluator] = OrderedDict()
-_WORKER_CACHE_SIZE = 2  # tokens are unique per ParallelEvaluator: keep the current one and its predecessor
-_WORKER_LOCK = threading.Lock()
-_LOAD_LOCK = threading.Lock()
-_WORKER_LOADS: Counter[str] = Counter()  # token -> times this process loaded it (diagnostics: should be 1)
+# The one piece of module state: in a loky worker process, the table of the runner that used it last (a
+# worker serves one run at a time; a new runner's first task there replaces it). Unused in other processes.
+_LOKY_TABLE: WorkerTable | None = None
 
 
-@dataclass(frozen=True)
-class InstalledTable:
-    """A handle on an evaluator that a `TablePlugin` installed in every Dask worker."""
-
-    token: str
-
-    def load(self) -> NodeEvaluator:
-        raise RuntimeError("kgen: this Dask worker has no copy of the table (its plugin did not run)")
-
-
-def install_table(token: str, evaluator: NodeEvaluator) -> None:
-    """Put an evaluator in this worker process's cache (counted in the loads)."""
-    with _WORKER_LOCK:
-        _WORKER_CACHE[token] = evaluator
-        _WORKER_LOADS[token] += 1
-        while len(_WORKER_CACHE) > _WORKER_CACHE_SIZE:
-            _WORKER_CACHE.popitem(last=False)
+def compute_shared(shared: SharedTable, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Task (loky): compute a chunk on this worker process's copy of the table, loaded on its first task."""
+    global _LOKY_TABLE
+    table = _LOKY_TABLE
+    if table is None or table.token != shared.token:
+        table = _LOKY_TABLE = WorkerTable(shared.load(), shared.token)
+    return table.evaluator().compute_many(nodes)
 
 
-def _worker_evaluator(shared: SharedTable | InstalledTable) -> NodeEvaluator:
-    """The evaluator of `shared` in this worker process, loaded on first use only."""
-    evaluator = _WORKER_CACHE.get(shared.token)
-    if evaluator is None:
-        with _LOAD_LOCK:  # one thread loads, the others wait for it
-            evaluator = _WORKER_CACHE.get(shared.token)
-            if evaluator is None:
-                evaluator = shared.load()
-                install_table(shared.token, evaluator)
-    return evaluator
+def compute_installed(plugin: str, nodes: Sequence[Node]) -> list[Evaluation]:
+    """Task (Dask): compute a chunk on the table that the worker plugin named `plugin` installed here."""
+    from distributed import get_worker
 
-
-def _loads_of(token: str) -> int:
-    """Run on each Dask worker: how often it loaded the table of `token`."""
-    return _WORKER_LOADS[token]
-
-
-def forget_table(token: str) -> None:
-    """Free this worker's copy of the table of `token`."""
-    with _WORKER_LOCK:
-        _WORKER_CACHE.pop(token, None)
-
-
-def evaluate_shared(shared: SharedTable | InstalledTable, nodes: Sequence[Node]) -> list[Evaluation]:
-    """Worker task (loky, Dask): evaluate a chunk of nodes on the worker's cached copy of the table."""
-    return _worker_evaluator(shared).evaluate_many(nodes)
-
-
-def loads_here(shared: SharedTable, pause: float) -> tuple[int, int]:
-    """Worker probe (loky): this process's id and how often it loaded `shared` (0 if never)."""
-    time.sleep(pause)  # long enough that every worker takes some of the probes
-    return os.getpid(), _WORKER_LOADS[shared.token]
-
-
-class ThreadEvaluators(threading.local):
-    """One evaluator per thread over the shared table (the evaluator's caches are not thread-safe)."""
-
-    def __init__(self, evaluator: NodeEvaluator) -> None:
-        self.evaluator = fresh_copy(evaluator)  # runs once in each thread that touches this object
-
-
-def evaluate_threaded(evaluators: ThreadEvaluators, nodes: Sequence[Node]) -> list[Evaluation]:
-    """Task (threads): evaluate a chunk on this thread's evaluator."""
-    return evaluators.evaluator.evaluate_many(nodes)
+    installed = get_worker().plugins.get(plugin)
+    table = getattr(installed, "table", None)
+    if table is None:  # the scheduler installs the plugin before a worker gets any task: never expected
+        raise RuntimeError(f"kgen: this Dask worker has no copy of the table (plugin {plugin} did not run)")
+    return table.evaluator().compute_many(nodes)
 
 
 def chunked(nodes: Sequence[Node], workers: int, batch_size: int | None) -> list[list[Node]]:
@@ -269,24 +291,63 @@ def chunked(nodes: Sequence[Node], workers: int, batch_size: int | None) -> list
     return [list(nodes[i : i + size]) for i in range(0, len(nodes), size)]
 
 
-class ParallelEvaluator:
-    """Evaluates nodes of a NodeEvaluator's table with `jobs` parallel evaluators.
+def _reason(error: BaseException) -> str:
+    """An exception as one short line: its type and the first line of its text."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
-    `backend`: "loky" (the parent and `jobs - 1` processes of joblib's loky executor), "threading" (the
-    parent and `jobs - 1` threads, each with its own evaluator over the shared table), or "dask" (joblib's
-    dask backend on a `distributed.Client` connected to `scheduler`, or, without one, to a local cluster of
-    `jobs` worker processes on 127.0.0.1; the parent only submits). With a scheduler, the cluster's worker
-    threads set the parallelism and `jobs` is not used. `batch_size`: nodes per task (default: about two
-    tasks per worker per call). Calls with fewer than `min_parallel` new nodes run in the parent.
-    Results equal the wrapped evaluator's, in input order. Close it (or use it as a context manager) to stop
-    the cluster, disconnect the client and delete the shared file.
+
+class ParallelRunner:
+    """Computes batches of new nodes for one `NodeEvaluator` with `jobs` parallel evaluators (a `Runner`).
+
+    Parameters
+    ----------
+    evaluator
+        The evaluator whose table is shipped; the runner computes batches for this evaluator only.
+    jobs
+        Parallel evaluators. loky: the parent and `jobs - 1` processes of joblib's reusable loky executor;
+        threading: the parent and `jobs - 1` threads; dask without `scheduler`: a local cluster of `jobs`
+        single-threaded worker processes on 127.0.0.1 (with a scheduler, its worker threads set the
+        parallelism and `jobs` is not used).
+    backend
+        "loky", "threading" or "dask".
+    scheduler
+        A running Dask scheduler's address (dask only).
+    batch_size
+        Nodes per task (default: about two tasks per worker per batch).
+    min_parallel
+        Batches of fewer new nodes are computed in the parent.
+    connect_timeout
+        Seconds to reach the scheduler.
+    workers_timeout
+        Seconds a Dask cluster may be without workers, at start or mid-run (default: `default_workers_timeout()`).
+
+    Attributes
+    ----------
+    stats : dict
+        calls, tasks, remote_nodes, local_nodes so far.
+
+    Raises
+    ------
+    InputError
+        For options that cannot work (exit 2).
+    ClusterError
+        When the scheduler cannot be reached, has no workers, or is lost (exit 6).
+
+    Notes
+    -----
+    Close it (or use it as a context manager) to stop the cluster, disconnect the client and delete the
+    shared file; closing never raises.
     """
 
     def __init__(self, evaluator: NodeEvaluator, jobs: int = 2, backend: str = "loky",
                  scheduler: str | None = None, batch_size: int | None = None, min_parallel: int = 2,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+                 connect_timeout: float = CONNECT_TIMEOUT, workers_timeout: float | None = None) -> None:
         validate_options(jobs, backend, scheduler, batch_size, connect_timeout)
         self.connect_timeout = float(connect_timeout)
+        if workers_timeout is None:
+            workers_timeout = default_workers_timeout() if backend == "dask" else WORKERS_TIMEOUT
+        self.workers_timeout = float(workers_timeout)
         self.evaluator = evaluator
         self.backend = backend
         self.scheduler = scheduler
@@ -295,46 +356,42 @@ class ParallelEvaluator:
         self.jobs = resolve_jobs(jobs)
         self.workers = self.jobs
         self.stats = {"local_nodes": 0, "remote_nodes": 0, "tasks": 0, "calls": 0}
-        self._cache: dict[Node, Evaluation] = {}
         self._folder: str | None = None
         self._cluster: Any = None
         self._client: Any = None
-        self._parallel: joblib.Parallel | None = None
         self._threads: ThreadPoolExecutor | None = None
-        self._task: Any = None
         self._payload: Any = None
         self._plugin: str | None = None
+        self._muted: DaskLogsMuted | None = None
         self._closed = False
         try:
             self._start()
         except BaseException:
-            self.close()
+            self._close(quiet=True)
             raise
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     def _start(self) -> None:
-        # Local backends: the parent evaluates one share of each call itself while jobs - 1 workers evaluate
-        # the rest (it would otherwise sit idle waiting, and every task shipped costs a round trip).
         if self.backend == "threading":
-            self._payload = ThreadEvaluators(self.evaluator)
-            self._task = evaluate_threaded
+            self._payload = WorkerTable(self.evaluator)
             self._threads = ThreadPoolExecutor(max_workers=max(self.jobs - 1, 1), thread_name_prefix="kgen")
         elif self.backend == "loky":
             self._folder = tempfile.mkdtemp(prefix="kgen-parallel-")
-            # also removed if the evaluator is dropped unclosed, or at interpreter exit
+            # also removed if the runner is dropped unclosed, or at interpreter exit
             self._remove_folder = weakref.finalize(self, shutil.rmtree, self._folder, True)
             path = os.path.join(self._folder, "evaluator.joblib")
-            joblib.dump(fresh_copy(self.evaluator), path)
+            joblib.dump(worker_copy(self.evaluator), path)
             self._payload = SharedTable(uuid.uuid4().hex, path)
-            self._task = evaluate_shared
         else:
             self._start_dask()
-            self._parallel.__enter__()  # keep the backend (client, collector) across calls
 
     def _start_dask(self) -> None:
         from distributed import Client, LocalCluster
 
+        from kgen.dask_plugin import TablePlugin
+
+        self._muted = DaskLogsMuted()
         if self.scheduler is None:
             self._cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=True,
                                          host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
@@ -344,117 +401,110 @@ class ParallelEvaluator:
             try:
                 self._client = Client(self.scheduler, set_as_default=False, timeout=f"{self.connect_timeout}s")
             except (OSError, TimeoutError) as error:
-                raise ClusterError(f"cannot connect to the Dask scheduler at {self.scheduler}: {error}") from None
+                raise ClusterError(f"cannot connect to the Dask scheduler at {self.scheduler}: "
+                                   f"{_reason(error)}"[:300]) from None
             try:
-                self._client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+                self._client.wait_for_workers(1, timeout=self.workers_timeout)
             except (OSError, TimeoutError):
                 raise ClusterError(f"the Dask scheduler at {self.scheduler} has no workers (waited "
-                                   f"{WORKERS_TIMEOUT:g} s); start some with: dask worker {self.scheduler}") from None
+                                   f"{self.workers_timeout:g} s); start some with: dask worker {self.scheduler}"
+                                   ) from None
         self.workers = max(1, sum(self._client.nthreads().values()))
-        self._payload = InstalledTable(uuid.uuid4().hex)
-        self._plugin = f"kgen-table-{self._payload.token}"
-        from kgen.dask_plugin import TablePlugin
-
-        plugin = TablePlugin(self._payload.token, fresh_copy(self.evaluator))
-        self._client.register_plugin(plugin, name=self._plugin)
-        self._task = evaluate_shared
-        with joblib.parallel_config(backend="dask", client=self._client):
-            self._parallel = joblib.Parallel(n_jobs=-1, batch_size=1, pre_dispatch="all")
+        self._plugin = f"kgen-table-{uuid.uuid4().hex}"
+        try:
+            self._client.register_plugin(TablePlugin(worker_copy(self.evaluator)), name=self._plugin)
+        except (OSError, CancelledError) as error:
+            raise self._lost(error) from None
+        except Exception as error:  # noqa: BLE001 - raised by a worker: its kgen cannot load our table
+            raise ClusterError(f"the Dask workers{self._where()} could not install the table ({_reason(error)}); "
+                               "do they run the same kgen version as this process?"[:400]) from None
 
     def close(self) -> None:
-        """Release the pool, the Dask client and cluster, and the shared file. Idempotent."""
+        """Release the thread pool, the Dask client and local cluster, and the shared file. Idempotent; never
+        raises (a failing step is logged as a warning and the next step still runs)."""
+        self._close(quiet=False)
+
+    def _close(self, quiet: bool) -> None:
         if self._closed:
             return
         self._closed = True
+        for step in (self._close_threads, self._unregister, self._close_client, self._close_cluster,
+                     self._remove_file, self._unmute):
+            try:
+                step()
+            except Exception as error:  # noqa: BLE001 - cleanup must not hide the run's own outcome
+                _log.log(logging.DEBUG if quiet else logging.WARNING,
+                         "kgen: warning: while closing the %s workers: %s", self.backend, _reason(error)[:200])
+
+    def _close_threads(self) -> None:
         if self._threads is not None:
-            self._threads.shutdown(wait=True, cancel_futures=True)
-            self._threads = None
+            threads, self._threads = self._threads, None
+            threads.shutdown(wait=True, cancel_futures=True)
         # loky: joblib's reusable executor is shared by the process; its idle workers exit after
         # LOKY_IDLE_TIMEOUT seconds, their copy of the table with them (the file is deleted below).
-        if self._parallel is not None:
-            try:
-                self._parallel.__exit__(None, None, None)
-            finally:
-                self._parallel = None
-        if self._client is not None:
-            try:
-                if self._plugin is not None:  # long-lived workers and scheduler: free the table
-                    self._client.unregister_worker_plugin(self._plugin)
-            finally:
-                self._client.close()
-                self._client = None
-        if self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-        if self._folder is not None:
-            self._remove_folder()
-            self._folder = None
 
-    def __enter__(self) -> ParallelEvaluator:
+    def _unregister(self) -> None:
+        # long-lived workers and scheduler: free the table (nothing to do when the scheduler is gone)
+        if self._client is not None and self._plugin is not None and self._client.status == "running":
+            self._client.unregister_worker_plugin(self._plugin)
+
+    def _close_client(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            client.close(timeout=CLOSE_TIMEOUT)
+
+    def _close_cluster(self) -> None:
+        if self._cluster is not None:
+            cluster, self._cluster = self._cluster, None
+            cluster.close(timeout=CLOSE_TIMEOUT)
+
+    def _remove_file(self) -> None:
+        if self._folder is not None:
+            self._folder = None
+            self._remove_folder()
+
+    def _unmute(self) -> None:
+        if self._muted is not None:
+            self._muted, muted = None, self._muted
+            muted.remove()
+
+    def __enter__(self) -> ParallelRunner:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        self.close()
+        self._close(quiet=kind is not None)
         if kind is not None and issubclass(kind, KeyboardInterrupt) and self.backend == "loky":
             stop_local_workers()  # Ctrl-C / SIGTERM: the reusable workers must not outlive the run
 
-    # -- the Evaluator protocol --------------------------------------------------------------------------
+    # -- the Runner protocol -----------------------------------------------------------------------------
 
-    def evaluate(self, node: Sequence[int]) -> Evaluation:
-        return self.evaluate_many([node])[0]
-
-    def known(self, node: Sequence[int]) -> bool:
-        """Whether the node is in the local cache (evaluating it again costs nothing)."""
-        return tuple(int(v) for v in node) in self._cache
-
-    def cached(self, node: Sequence[int]) -> Evaluation | None:
-        """The node's evaluation if it was evaluated before, else None (nothing is computed)."""
-        return self._cache.get(tuple(int(v) for v in node))
-
-    def evaluate_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
-        """Evaluations of `nodes` in input order; each distinct new node is evaluated once."""
-        keys = [tuple(int(v) for v in n) for n in nodes]
-        new = list(dict.fromkeys(n for n in keys if n not in self._cache))
-        if new:
-            self.stats["calls"] += 1
-            if len(new) < self.min_parallel:
-                results = self.evaluator.evaluate_many(new)
-                self.stats["local_nodes"] += len(new)
-            else:
-                results = self._remote(new)
-            for node, evaluation in zip(new, results, strict=True):
-                self._cache[node] = evaluation
-        return [self._cache[n] for n in keys]
-
-    def _remote(self, nodes: list[Node]) -> list[Evaluation]:
+    def evaluate_batch(self, evaluator: NodeEvaluator, nodes: Sequence[Node]) -> list[Evaluation]:
+        """`evaluator.compute_many(nodes)`, computed by the workers (and the parent's share), in input order."""
         if self._closed:
-            raise RuntimeError("ParallelEvaluator used after close()")
+            raise RuntimeError("ParallelRunner used after close()")
+        if evaluator is not self.evaluator:
+            raise ValueError("this ParallelRunner computes for the evaluator whose table it shipped, not another")
+        nodes = list(nodes)
+        self.stats["calls"] += 1
+        if len(nodes) < self.min_parallel:
+            self.stats["local_nodes"] += len(nodes)
+            return evaluator.compute_many(nodes)
         chunks = chunked(nodes, self.workers, self.batch_size)
-        if self.backend == "dask":
-            try:
-                outputs = self._parallel(joblib.delayed(self._task)(self._payload, chunk) for chunk in chunks)
-            except (OSError, TimeoutError) as error:  # CommClosedError is an OSError
-                raise ClusterError(f"lost the Dask cluster{' at ' + self.scheduler if self.scheduler else ''}: "
-                                   f"{type(error).__name__}: {error}"[:300]) from None
-            self.stats["tasks"] += len(chunks)
-            self.stats["remote_nodes"] += len(nodes)
-            return [e for output in outputs for e in output]
+        outputs = self._on_dask(chunks) if self.backend == "dask" else self._on_local(evaluator, chunks)
+        return [e for output in outputs for e in output]
+
+    def _on_local(self, evaluator: NodeEvaluator, chunks: list[list[Node]]) -> list[list[Evaluation]]:
         # Chunk i goes to the parent when i % jobs == 0, to the workers otherwise: submit theirs first, then
-        # evaluate ours while they work, then collect in chunk order.
+        # compute ours while they work, then collect in chunk order.
         pool = self._local_pool()
-        futures = {i: pool.submit(self._task, self._payload, chunk)
+        task = compute_here if self.backend == "threading" else compute_shared
+        futures = {i: pool.submit(task, self._payload, chunk)
                    for i, chunk in enumerate(chunks) if i % self.jobs and pool is not None}
-        results: list[list[Evaluation]] = []
-        for i, chunk in enumerate(chunks):
-            if i in futures:
-                continue
-            results.append(self.evaluator.evaluate_many(chunk))
-            self.stats["local_nodes"] += len(chunk)
-        mine = iter(results)
-        outputs = [futures[i].result() if i in futures else next(mine) for i in range(len(chunks))]
+        mine = {i: evaluator.compute_many(chunk) for i, chunk in enumerate(chunks) if i not in futures}
+        self.stats["local_nodes"] += sum(len(chunks[i]) for i in mine)
         self.stats["tasks"] += len(futures)
         self.stats["remote_nodes"] += sum(len(chunks[i]) for i in futures)
-        return [e for output in outputs for e in output]
+        return [futures[i].result() if i in futures else mine[i] for i in range(len(chunks))]
 
     def _local_pool(self) -> Any:
         """The executor of the local workers (None when jobs is 1: the parent does everything)."""
@@ -465,60 +515,95 @@ class ParallelEvaluator:
         # Fetched per call: joblib's reusable executor may have been resized or restarted by another user.
         return get_reusable_executor(max_workers=self.jobs - 1, timeout=LOKY_IDLE_TIMEOUT)
 
-    def copies_per_worker(self) -> dict[object, int]:
-        """Diagnostics: per worker, how many copies of the table it received (1 once it has worked).
+    def _on_dask(self, chunks: list[list[Node]]) -> list[list[Evaluation]]:
+        """Every chunk a task on the cluster (never in this process: it would need a copy of its own of the
+        table's worker evaluator), watched until all are done."""
+        from distributed import KilledWorker
 
-        loky: per worker process that answered a probe, its loads of this evaluator's file; dask: per worker,
-        the installs of its plugin; threading: the one shared process.
-        """
-        if self._closed:
-            raise RuntimeError("ParallelEvaluator used after close()")
-        if self.backend == "threading" or self.jobs == 1 and self.backend == "loky":
-            return {os.getpid(): 1}
-        if self.backend == "dask":
-            return dict(self._client.run(_loads_of, self._payload.token))
-        pool = self._local_pool()
-        probes = [pool.submit(loads_here, self._payload, 0.05) for _ in range(4 * self.jobs)]
-        return dict(probe.result() for probe in probes)
+        client = self._client
+        if client.status != "running":
+            raise self._lost(None)
+        try:
+            futures = client.map(compute_installed, [self._plugin] * len(chunks), chunks, pure=False)
+            self._watch(futures)
+            outputs = client.gather(futures)
+        except KilledWorker:  # the scheduler's allowed-failures: the task's workers died that many times
+            raise ClusterError(f"Dask workers{self._where()} died again and again while evaluating one task of "
+                               "nodes (KilledWorker); out of memory? each worker holds a copy of the table: give "
+                               "them more memory or use fewer workers per machine") from None
+        except (OSError, CancelledError, TimeoutError, asyncio.TimeoutError) as error:
+            raise self._lost(error) from None
+        self.stats["tasks"] += len(chunks)
+        self.stats["remote_nodes"] += sum(len(chunk) for chunk in chunks)
+        return outputs
 
-    # -- the rest of the wrapped evaluator's interface, evaluated in the parent ---------------------------
+    def _watch(self, futures: list[Any]) -> None:
+        """Wait for `futures`; ClusterError when the client lost the scheduler or the cluster has had no
+        worker for `workers_timeout` seconds (the scheduler keeps such tasks waiting for a worker forever)."""
+        from distributed import wait
 
-    @property
-    def table(self):
-        return self.evaluator.table
+        without_workers: float | None = None
+        while True:
+            try:
+                with self._client.as_current():  # `wait` asks for the current client (ours is not the default)
+                    wait(futures, timeout=POLL_SECONDS)
+                return
+            except (TimeoutError, asyncio.TimeoutError):
+                pass
+            if self._client.status != "running":
+                raise self._lost(None)
+            if self._client.nthreads():
+                without_workers = None
+                continue
+            without_workers = without_workers or time.monotonic()
+            if time.monotonic() - without_workers >= self.workers_timeout:
+                raise self._no_workers()
 
-    @property
-    def max_suppressed(self) -> int:
-        return self.evaluator.max_suppressed
+    def _where(self) -> str:
+        return f" at {self.scheduler}" if self.scheduler else " (local)"
 
-    @property
-    def monotone_feasibility(self) -> bool:
-        return self.evaluator.monotone_feasibility
+    def _no_workers(self) -> ClusterError:
+        head = f"lost all its workers during the search and had none for {self.workers_timeout:g} s"
+        if self.scheduler:
+            return ClusterError(f"the Dask cluster at {self.scheduler} {head}; start workers (dask worker "
+                                f"{self.scheduler}) and run again")
+        return ClusterError(f"the local Dask cluster {head} (killed for lack of memory?); run again with fewer "
+                            "--jobs, or --backend loky")
 
-    def feasible(self, node: Sequence[int]) -> bool:
-        return self.evaluate(node).feasible
-
-    def distinct_counts(self, node: Sequence[int]) -> tuple[int, ...]:
-        return self.evaluator.distinct_counts(node)
-
-    def describe(self) -> dict:
-        """The settings, for reports."""
-        return {"backend": self.backend, "jobs": self.jobs, "workers": self.workers, "scheduler": self.scheduler,
-                "batch_size": self.batch_size, "min_parallel": self.min_parallel}
+    def _lost(self, error: BaseException | None) -> ClusterError:
+        what = f"the Dask scheduler at {self.scheduler}" if self.scheduler else "the local Dask cluster"
+        if error is None or isinstance(error, CancelledError):  # the client cancels its futures when it loses it
+            why = " (the connection closed)"
+        else:
+            why = f" ({_reason(error)})"
+        return ClusterError(f"lost {what} during the search{why}; check that it runs and run again"[:300])
 
 
 @contextmanager
 def evaluator_for(evaluator: NodeEvaluator, jobs: int = 1, backend: str = "loky", scheduler: str | None = None,
                   batch_size: int | None = None, min_parallel: int = 2, connect_timeout: float = CONNECT_TIMEOUT,
-                  ) -> Iterator[NodeEvaluator | ParallelEvaluator]:
-    """The evaluator to search with: `evaluator` itself when serial (jobs 1 on a local backend), else a
-    ParallelEvaluator around it, closed when the block ends. `jobs` is capped at the usable cores
-    (`capped_jobs`; the CLI and the report say so)."""
+                  workers_timeout: float | None = None) -> Iterator[NodeEvaluator]:
+    """The evaluator to search with: `evaluator` itself, with a `ParallelRunner` attached for the block when
+    the options ask for workers (jobs > 1, or the dask backend); the runner is detached and closed when the
+    block ends, whatever ends it. `jobs` is capped at the usable cores (`capped_jobs`; the CLI and the report
+    say so).
+
+    Raises
+    ------
+    ValueError
+        If `evaluator` already has a runner.
+    """
     validate_options(jobs, backend, scheduler, batch_size, connect_timeout)
     jobs = capped_jobs(jobs)[0]
     if not wants_parallel(jobs, backend):
         yield evaluator
         return
-    with ParallelEvaluator(evaluator, jobs, backend, scheduler, batch_size, min_parallel,
-                           connect_timeout) as parallel:
-        yield parallel
+    if evaluator.runner is not None:
+        raise ValueError("this evaluator already has a runner attached")
+    with ParallelRunner(evaluator, jobs, backend, scheduler, batch_size, min_parallel, connect_timeout,
+                        workers_timeout) as runner:
+        evaluator.runner = runner
+        try:
+            yield evaluator
+        finally:
+            evaluator.runner = None

@@ -1,8 +1,10 @@
-"""Parallel evaluation (issue 6): every backend gives the serial results, the table reaches each worker once,
-and searches (GA, OLA, exhaustive) give the same best node and trace whatever the backend or job count.
+"""Parallel evaluation (issues 6 and 14): every backend gives the serial results, the table reaches each worker
+once, the evaluator keeps the only node cache (a runner computes, it does not remember), and searches (GA, OLA,
+exhaustive) give the same best node and trace whatever the backend or job count.
 
 Data: Cargo 2000, first 6 QIs (3,942 rows), k = 2, t = 0.005. One 2-process loky pool and one 2-worker
-Dask LocalCluster on 127.0.0.1 are shared by the module's tests.
+Dask LocalCluster on 127.0.0.1 are shared by the module's tests. The failures of a Dask cluster are in
+tests/test_dask_failures.py.
 """
 
 from __future__ import annotations
@@ -10,16 +12,21 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
+import uuid
 from pathlib import Path
+from typing import Any
 
+import cloudpickle
 import numpy as np
 import pytest
+from joblib.externals.loky import get_reusable_executor
 
-from kgen import api
+from kgen import api, parallel
 from kgen.algorithms import REGISTRY, make_search
 from kgen.cli import main
 from kgen.config import Config
-from kgen.parallel import ParallelEvaluator, chunked, evaluator_for
+from kgen.parallel import ParallelRunner, chunked, evaluator_for
 from kgen.table import from_mapping, read_csv
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
@@ -45,7 +52,7 @@ def prepared(cargo) -> api.Prepared:
 
 @pytest.fixture(scope="module")
 def loky(prepared):
-    with ParallelEvaluator(fresh(prepared), jobs=2, backend="loky", min_parallel=1) as evaluator:
+    with evaluator_for(fresh(prepared), jobs=2, backend="loky", min_parallel=1) as evaluator:
         yield evaluator
 
 
@@ -59,8 +66,8 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def dask(prepared, cluster):
-    with ParallelEvaluator(fresh(prepared), jobs=2, backend="dask", scheduler=cluster.scheduler_address,
-                           min_parallel=1) as evaluator:
+    with evaluator_for(fresh(prepared), jobs=2, backend="dask", scheduler=cluster.scheduler_address,
+                       min_parallel=1) as evaluator:
         yield evaluator
 
 
@@ -105,25 +112,53 @@ def test_chunks_cover_the_nodes_in_order():
     assert chunked([], 2, None) == []
 
 
+def mark_table(plugin: str | None, mark: str, dask_worker: Any = None) -> tuple[int, str]:
+    """Worker probe (a loky process, or a Dask worker through `Client.run`): this process's id and the mark on
+    its installed table, after marking it with `mark` if it had none. A table loaded again (a new object) has
+    lost the first mark."""
+    table = parallel._LOKY_TABLE if plugin is None else dask_worker.plugins[plugin].table
+    assert table is not None, "the worker has no table installed"
+    if not hasattr(table, "probe_mark"):
+        table.probe_mark = mark
+    return os.getpid(), table.probe_mark
+
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])  # loky workers cannot import this test module
+
+
 @pytest.mark.parametrize("backend", ["threading", "loky", "dask"])
 def test_every_backend_evaluates_like_the_serial_evaluator(prepared, loky, dask, backend):
     nodes = random_nodes(prepared, 60, seed=1)
     nodes += nodes[:10]  # repeats are answered once
     serial = fresh(prepared).evaluate_many(nodes)
     if backend == "threading":
-        with ParallelEvaluator(fresh(prepared), jobs=2, backend="threading") as threads:
+        with evaluator_for(fresh(prepared), jobs=2, backend="threading") as threads:
             assert threads.evaluate_many(nodes) == serial
         return
     evaluator = {"loky": loky, "dask": dask}[backend]
-    before = dict(evaluator.stats)
-    distinct_new = sum(1 for n in set(nodes) if not evaluator.known(n))
+    stats = evaluator.runner.stats
+    before = dict(stats)
+    distinct_new = sum(1 for n in set(nodes) if evaluator.cached(n) is None)
     assert evaluator.evaluate_many(nodes) == serial
-    evaluated = {k: evaluator.stats[k] - before[k] for k in ("remote_nodes", "local_nodes", "tasks")}
+    evaluated = {k: stats[k] - before[k] for k in ("remote_nodes", "local_nodes", "tasks")}
     assert evaluated["remote_nodes"] + evaluated["local_nodes"] == distinct_new
     assert evaluated["remote_nodes"] > 0 and evaluated["tasks"] >= 2  # shared out in several chunks
-    tasks = evaluator.stats["tasks"]
+    tasks = stats["tasks"]
     assert evaluator.evaluate_many(list(reversed(nodes))) == list(reversed(serial))
-    assert evaluator.stats["tasks"] == tasks  # known nodes are never sent again
+    assert stats["tasks"] == tasks  # known nodes are never sent again: the evaluator's cache answers
+
+
+def test_a_runner_computes_every_batch_it_is_given_and_remembers_nothing(prepared):
+    evaluator = fresh(prepared)
+    nodes = random_nodes(prepared, 20, seed=8)
+    with ParallelRunner(evaluator, jobs=2, backend="threading", min_parallel=1) as runner:
+        first = runner.evaluate_batch(evaluator, nodes)
+        tasks = runner.stats["tasks"]
+        assert runner.evaluate_batch(evaluator, nodes) == first == fresh(prepared).compute_many(nodes)
+        assert runner.stats["tasks"] == 2 * tasks > 0
+        assert all(evaluator.cached(n) is None for n in nodes)  # computing never fills the evaluator's cache
+        with pytest.raises(ValueError, match="another"):
+            runner.evaluate_batch(fresh(prepared), nodes)
 
 
 def test_threads_give_serial_results_on_a_table_large_enough_for_roll_ups():
@@ -133,22 +168,33 @@ def test_threads_give_serial_results_on_a_table_large_enough_for_roll_ups():
     big = api.prepare(from_mapping(columns), Config(qi=list(columns), k=3, suppression=0.01))
     nodes = random_nodes(big, 80, seed=4)
     serial = fresh(big).evaluate_many(nodes)
-    with ParallelEvaluator(fresh(big), jobs=4, backend="threading", batch_size=5) as threads:
+    with evaluator_for(fresh(big), jobs=4, backend="threading", batch_size=5) as threads:
         assert threads.evaluate_many(nodes) == serial
 
 
 def test_the_table_reaches_each_loky_worker_once(prepared, loky):
-    for seed in range(2, 6):
+    pool = get_reusable_executor(max_workers=loky.runner.jobs - 1, timeout=parallel.LOKY_IDLE_TIMEOUT)
+    loky.evaluate_many(random_nodes(prepared, 40, seed=2))
+    first = uuid.uuid4().hex
+    marks = dict(pool.submit(mark_table, None, first).result() for _ in range(4))
+    for seed in range(3, 6):
         loky.evaluate_many(random_nodes(prepared, 40, seed))
-    loads = loky.copies_per_worker()
-    assert len(loads) == loky.jobs - 1  # the parent is the other job
-    assert os.getpid() not in loads and set(loads.values()) == {1}
+    again = dict(pool.submit(mark_table, None, "reloaded").result() for _ in range(4))
+    assert os.getpid() not in marks and len(marks) == loky.runner.jobs - 1  # the parent is the other job
+    assert again == marks and set(marks.values()) == {first}
 
 
-def test_the_table_reaches_each_dask_worker_once(prepared, dask):
-    for seed in range(2, 6):
-        dask.evaluate_many(random_nodes(prepared, 40, seed))
-    assert sorted(dask.copies_per_worker().values()) == [1, 1]
+def test_the_table_reaches_each_dask_worker_once(prepared, dask, cluster):
+    distributed = pytest.importorskip("distributed")
+    plugin = dask.runner._plugin
+    dask.evaluate_many(random_nodes(prepared, 40, seed=2))
+    with distributed.Client(cluster, set_as_default=False) as client:
+        first = uuid.uuid4().hex
+        marks = client.run(mark_table, plugin, first)
+        for seed in range(3, 6):
+            dask.evaluate_many(random_nodes(prepared, 40, seed))
+        again = client.run(mark_table, plugin, "reinstalled")
+    assert len(marks) == 2 and again == marks and {mark for _, mark in marks.values()} == {first}
 
 
 @pytest.mark.parametrize("name", ["kgen", "ola", "exhaustive"])
@@ -156,14 +202,15 @@ def test_serial_loky_and_dask_searches_agree(prepared, loky, dask, name):
     serial = outcome(run(name, prepared, fresh(prepared)))
     assert serial["best"] is not None
     for evaluator in (loky, dask):
-        assert outcome(run(name, prepared, evaluator)) == serial, evaluator.backend
+        assert outcome(run(name, prepared, evaluator)) == serial, evaluator.runner.backend
 
 
 def test_the_ga_sends_whole_populations_to_the_workers(prepared, cluster):
-    with ParallelEvaluator(fresh(prepared), jobs=2, backend="dask", scheduler=cluster.scheduler_address) as dask:
+    with evaluator_for(fresh(prepared), jobs=2, backend="dask", scheduler=cluster.scheduler_address) as dask:
         result = run("kgen", prepared, dask, seed=3)
-        assert dask.stats["remote_nodes"] > dask.stats["local_nodes"]
-        assert dask.stats["remote_nodes"] + dask.stats["local_nodes"] == result.evaluations
+        stats = dask.runner.stats
+        assert stats["remote_nodes"] > stats["local_nodes"]
+        assert stats["remote_nodes"] + stats["local_nodes"] == result.evaluations
 
 
 def test_jobs_1_and_2_give_the_same_anonymization(cargo):
@@ -179,18 +226,32 @@ def test_jobs_1_and_2_give_the_same_anonymization(cargo):
 
 def test_serial_options_give_the_plain_evaluator(prepared):
     with evaluator_for(prepared.evaluator, jobs=1, backend="loky") as evaluator:
-        assert evaluator is prepared.evaluator
+        assert evaluator is prepared.evaluator and evaluator.runner is None
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_the_runner_is_attached_to_the_same_evaluator_for_the_block_only(prepared, backend):
+    evaluator = fresh(prepared)
+    with evaluator_for(evaluator, jobs=2, backend=backend) as searched:
+        assert searched is evaluator and isinstance(evaluator.runner, ParallelRunner)
+        runner = evaluator.runner
+    assert evaluator.runner is None and runner._closed
+    with pytest.raises(KeyError), evaluator_for(evaluator, jobs=2, backend=backend):
+        runner = evaluator.runner
+        raise KeyError("the search failed")
+    assert evaluator.runner is None and runner._closed  # detached and closed whatever ends the block
 
 
 def test_close_releases_the_shared_file_and_is_idempotent(prepared):
-    evaluator = ParallelEvaluator(fresh(prepared), jobs=2, backend="loky")
-    folder = evaluator._folder
+    evaluator = fresh(prepared)
+    runner = ParallelRunner(evaluator, jobs=2, backend="loky")
+    folder = runner._folder
     assert folder is not None and os.path.isdir(folder)
-    evaluator.close()
-    evaluator.close()
+    runner.close()
+    runner.close()
     assert not os.path.exists(folder)
     with pytest.raises(RuntimeError):
-        evaluator.evaluate_many(random_nodes(prepared, 5, seed=9))
+        runner.evaluate_batch(evaluator, random_nodes(prepared, 5, seed=9))
 
 
 @pytest.mark.parametrize(("jobs", "backend", "scheduler", "message"), [
@@ -202,7 +263,7 @@ def test_close_releases_the_shared_file_and_is_idempotent(prepared):
 ])
 def test_bad_parallel_options_are_input_errors(prepared, jobs, backend, scheduler, message):
     with pytest.raises(InputError, match=message):
-        ParallelEvaluator(fresh(prepared), jobs=jobs, backend=backend, scheduler=scheduler)
+        ParallelRunner(fresh(prepared), jobs=jobs, backend=backend, scheduler=scheduler)
 
 
 def test_an_unreachable_scheduler_is_one_line_on_stderr(cargo_csv, tmp_path, capsys):
