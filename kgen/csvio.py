@@ -163,11 +163,93 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
     with open_input(path) as raw:
         head = _head_text(raw, name)  # type: ignore[arg-type]
         separator = check_separator(separator) if separator is not None else detect_separator(head)
+        fast = _read_coded_arrow(raw, head, separator, name)  # type: ignore[arg-type]
+        if fast is not None:
+            return fast
+        raw.seek(0)
         try:
             return _read_coded(_text(raw), separator, name)  # type: ignore[arg-type]
         except UnicodeDecodeError:
             pass
     raise _not_utf8(path, separator)
+
+
+ARROW_BLOCK = 1 << 22  # bytes pyarrow parses at a time; a longer line makes it fail (and the csv module decides)
+_NOT_PLAIN = (b'"', b"\x00")  # a quote or a NUL byte: the csv module's rules apply, not pyarrow's
+
+
+def _plain(raw: io.BufferedReader) -> bool:
+    """Whether the file holds no quote and no NUL byte (read in blocks; the stream is rewound), so that a
+    record is exactly its line split at the separator, the same for pyarrow and the csv module."""
+    raw.seek(0)
+    try:
+        while block := raw.read(1 << 24):
+            if any(byte in block for byte in _NOT_PLAIN):
+                return False
+        return True
+    finally:
+        raw.seek(0)
+
+
+def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
+    """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a plain file (no quotes,
+    no NUL byte), UTF-8, rectangular, with a header whose names pass `check_header`. Every value is read as
+    a string (never as a number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is
+    made per row. None when pyarrow is missing or anything is unusual (a quote, a blank line of spaces, a
+    ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader then reads
+    the file, and gives its errors, with the same messages as ever. On the files both accept, both give the
+    same columns (tests/test_table.py compares them)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ImportError:
+        return None
+    lines = [line for line in _LINE_BREAK.split(head, 1000)[:1000] if line]
+    if not lines or not lines[0].strip():
+        return None  # an empty file, or a blank line before the header
+    raw_header = lines[0].split(separator)
+    try:
+        header = check_header(raw_header, 1, name)
+    except InputError:
+        return None  # the csv-module reader gives the message
+    if len(set(raw_header)) != len(raw_header) or not _plain(raw):
+        return None
+    try:
+        data = pacsv.read_csv(
+            raw, read_options=pacsv.ReadOptions(block_size=ARROW_BLOCK),
+            parse_options=pacsv.ParseOptions(delimiter=separator, quote_char=False, double_quote=False,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in raw_header},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+        names = list(data.column_names)
+    except (pa.ArrowException, OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    finally:
+        raw.seek(0)
+    if names != raw_header:
+        return None
+    rows = data.num_rows
+    chunked = list(data.columns)
+    del data
+    codes, labels = [], []
+    for position in range(len(chunked)):
+        column, chunked[position] = chunked[position], None  # free each column's strings once it is encoded
+        encoded = pc.dictionary_encode(column.combine_chunks()) if rows else None
+        del column
+        if encoded is None:
+            codes.append(np.zeros(0, dtype=np.uint8))
+            labels.append(())
+            continue
+        distinct = encoded.dictionary.to_pylist()
+        if distinct and max(map(len, distinct)) > csv.field_size_limit():
+            return None  # the csv module refuses a field this long
+        order = sorted(range(len(distinct)), key=distinct.__getitem__)  # sorted labels, as the csv reader gives
+        rank = np.empty(len(distinct), dtype=code_dtype(len(distinct)))
+        rank[order] = np.arange(len(distinct))
+        codes.append(rank[encoded.indices.to_numpy(zero_copy_only=False)])
+        labels.append(tuple(distinct[i] for i in order))
+    return CodedCSV(header, tuple(codes), tuple(labels), separator, rows)
 
 
 def _lines(text: TextIO, name: str) -> Iterator[str]:

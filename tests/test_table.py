@@ -88,3 +88,100 @@ def test_writing_a_table_in_chunks_gives_the_same_bytes_as_one_string(tmp_path, 
     table.write_csv(buffer)
     assert buffer.getvalue() == format_csv(table.columns, [list(r) for r in zip(*table.values.values())], ";")
     assert buffer.getvalue() == path.read_text(encoding="utf-8")
+
+
+def _both_readers(path, monkeypatch, separator=None):
+    """read_coded with pyarrow's reader (when it takes the file) and with the csv module only: (fast, slow),
+    each a CodedCSV or the InputError message."""
+    from kgen import csvio
+    from lattice.errors import InputError
+
+    def read():
+        try:
+            return csvio.read_coded(path, separator)
+        except InputError as error:
+            return str(error)
+
+    fast = read()
+    with monkeypatch.context() as patch:
+        patch.setattr(csvio, "_read_coded_arrow", lambda *args: None)
+        slow = read()
+    return fast, slow
+
+
+def _same(fast, slow):
+    if isinstance(slow, str) or isinstance(fast, str):
+        return fast == slow
+    return (fast.header, fast.labels, fast.rows, fast.separator) == (slow.header, slow.labels, slow.rows,
+                                                                     slow.separator) and all(
+        a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(fast.codes, slow.codes))
+
+
+FILES = {
+    "plain": b"a,b\n1,x\n2,y\n1,x\n",
+    "crlf and cr": b"a,b\r\n1,x\r\n2,y\r3,z",
+    "bom": b"\xef\xbb\xbfa;b\n1;2\n",
+    "blank lines": b"\n\na,b\n\n1,2\n\n3,4\n\n",
+    "line of blanks": b"a,b\n1,2\n   \n3,4\n",
+    "blank before header": b"  \na,b\n1,2\n",
+    "one column": b"a\n1\n\n \n2\n",
+    "separators only": b"a,b,c\n,,\n1,,3\n",
+    "leading zeros and spaces": b"zip, age \n007, 1\n7,01\n 7,1 \n",
+    "header only": b"a,b\n",
+    "header without newline": b"a,b",
+    "empty": b"",
+    "only blanks": b"\n \n\n",
+    "ragged": b"a,b\n1,2\n3\n",
+    "too many": b"a,b\n1,2,3\n",
+    "duplicate header": b"a,a\n1,2\n",
+    "trailing separator": b"a,b,\n1,2,\n",
+    "nameless column": b"a,,b\n1,2,3\n",
+    "quoted": b'a,b\n"1,5",x\n2,"y ""z"""\n',
+    "quote inside a field": b'a,b\n1,x"y\n',
+    "bad quoting": b'a,b\n"1"x,2\n',
+    "unclosed quote": b'a,b\n"1,2\n3,4\n',
+    "latin-1": b"a,b\n1,caf\xe9\n",
+    "latin-1 header": b"caf\xe9,b\n1,2\n",
+    "surrogate in utf-8": b"a,b\n1,\xed\xa0\x80\n",
+    "overlong utf-8": b"a,b\n1,\xc0\x80\n",
+    "nul byte": b"a,b\n1,\x00\n",
+    "utf-8": "a,b\n1,café\n2,日本\n3,café\n".encode(),
+    "bom in the middle": "a,b\n1,\ufeffx\n".encode(),
+    "semicolon": b"a;b\n1,5;2\n3,5;4\n",
+    "tab": b"a\tb\n1\t2\n",
+    "pipe": b"a|b\n1|2\n",
+    "unicode order": "a\nb\nB\n\u00e9\n\U0001f600\nz\n".encode(),
+    "many distinct": ("a,b\n" + "".join(f"{i},{i % 300}\n" for i in range(70_000))).encode(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FILES))
+def test_pyarrow_reader_gives_the_same_columns_or_message_as_the_csv_module(tmp_path, monkeypatch, case):
+    path = tmp_path / "data.csv"
+    path.write_bytes(FILES[case])
+    fast, slow = _both_readers(path, monkeypatch)
+    assert _same(fast, slow), (fast, slow)
+
+
+def test_pyarrow_reader_takes_plain_files_and_leaves_the_others_to_the_csv_module(tmp_path):
+    from kgen import csvio
+
+    def taken(data: bytes) -> bool:
+        path = tmp_path / "data.csv"
+        path.write_bytes(data)
+        with open(path, "rb") as raw:
+            head = csvio._head_text(raw, str(path))
+            return csvio._read_coded_arrow(raw, head, ",", str(path)) is not None
+
+    assert taken(FILES["plain"]) and taken(FILES["blank lines"]) and taken(FILES["bom"])
+    assert not taken(FILES["quoted"]) and not taken(FILES["ragged"]) and not taken(FILES["latin-1"])
+    assert not taken(FILES["line of blanks"]) and not taken(FILES["nul byte"])
+
+
+def test_a_field_beyond_the_csv_modules_limit_is_refused_by_both_readers(tmp_path, monkeypatch):
+    import csv
+
+    path = tmp_path / "long.csv"
+    path.write_bytes(b"a,b\n1," + b"x" * (csv.field_size_limit() + 1) + b"\n")
+    fast, slow = _both_readers(path, monkeypatch)
+    assert isinstance(slow, str) and fast == slow
