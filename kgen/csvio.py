@@ -175,27 +175,62 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
 
 
 ARROW_BLOCK = 1 << 22  # bytes pyarrow parses at a time; a longer line makes it fail (and the csv module decides)
-_NOT_PLAIN = (b'"', b"\x00")  # a quote or a NUL byte: the csv module's rules apply, not pyarrow's
+_QUOTE, _CR, _LF, _NUL = 34, 13, 10, 0
+QUOTE_BLOCK = 1 << 24  # bytes looked at a time for quotes
 
 
-def _plain(raw: io.BufferedReader) -> bool:
-    """Whether the file holds no quote and no NUL byte (read in blocks; the stream is rewound), so that a
-    record is exactly its line split at the separator, the same for pyarrow and the csv module."""
+def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
+    """Whether pyarrow and the csv module read this file alike: True for a file without quotes, or whose
+    every quote is where strict CSV puts one; None (use the csv module) for a NUL byte, a quote elsewhere
+    (`x"y`, `"a"b`, an unclosed quote) or a line break inside quotes. The stream is rewound.
+
+    The check is on bytes, a block at a time: counting quotes from the start, the 1st, 3rd, ... quote opens a
+    field and must follow a separator, a line end, the start of the file or the quote before it (a doubled
+    quote `""`); the 2nd, 4th, ... closes it and must precede a separator, a line end, the end of the file or
+    the next quote. Such a file is valid CSV for the csv module in strict mode, and pyarrow parses it the
+    same way (double quotes as escapes)."""
+    sep = ord(separator)
+    opens_after = np.zeros(256, dtype=bool)
+    opens_after[[sep, _CR, _LF, _QUOTE]] = True
+    closes_before = opens_after
     raw.seek(0)
+    if raw.read(3) != b"\xef\xbb\xbf":  # after a byte-order mark, the file starts after it
+        raw.seek(0)
+    count, previous = 0, _LF  # quotes seen so far; the byte before the block (the file's start counts as a line end)
+    pending_close = False  # the block ended on a closing quote: the next block's first byte must follow it
     try:
-        while block := raw.read(1 << 24):
-            if any(byte in block for byte in _NOT_PLAIN):
-                return False
-        return True
+        while block := raw.read(QUOTE_BLOCK):
+            data = np.frombuffer(block, dtype=np.uint8)
+            if pending_close and not closes_before[data[0]]:
+                return None
+            if (data == _NUL).any():
+                return None
+            quotes = np.flatnonzero(data == _QUOTE)
+            opening = (np.arange(quotes.size) + count) % 2 == 0
+            before = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], previous)
+            if not opens_after[before[opening]].all():
+                return None
+            closing = quotes[~opening]
+            after_inside = closing[closing + 1 < data.size]
+            if not closes_before[data[after_inside + 1]].all():
+                return None
+            pending_close = bool(closing.size) and int(closing[-1]) == data.size - 1
+            breaks = np.flatnonzero((data == _LF) | (data == _CR))
+            if ((np.searchsorted(quotes, breaks) + count) % 2 == 1).any():
+                return None  # a line break inside quotes: the csv module reads it (pyarrow would need to know)
+            count += int(quotes.size)
+            previous = int(data[-1])
+        return None if count % 2 else True
     finally:
         raw.seek(0)
 
 
 def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
-    """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a plain file (no quotes,
-    no NUL byte), UTF-8, rectangular, with a header whose names pass `check_header`. Every value is read as
+    """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a well-quoted file
+    (`_well_quoted`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
+    rectangular, with a header whose names pass `check_header`. Every value is read as
     a string (never as a number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is
-    made per row. None when pyarrow is missing or anything is unusual (a quote, a blank line of spaces, a
+    made per row. None when pyarrow is missing or anything is unusual (a stray quote, a blank line of spaces, a
     ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader then reads
     the file, and gives its errors, with the same messages as ever. On the files both accept, both give the
     same columns (tests/test_table.py compares them)."""
@@ -208,17 +243,17 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
     lines = [line for line in _LINE_BREAK.split(head, 1000)[:1000] if line]
     if not lines or not lines[0].strip():
         return None  # an empty file, or a blank line before the header
-    raw_header = lines[0].split(separator)
+    raw_header = next(csv.reader([lines[0]], delimiter=separator), [])
     try:
         header = check_header(raw_header, 1, name)
     except InputError:
         return None  # the csv-module reader gives the message
-    if len(set(raw_header)) != len(raw_header) or not _plain(raw):
+    if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
         return None
     try:
         data = pacsv.read_csv(
             raw, read_options=pacsv.ReadOptions(block_size=ARROW_BLOCK),
-            parse_options=pacsv.ParseOptions(delimiter=separator, quote_char=False, double_quote=False,
+            parse_options=pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True,
                                              escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in raw_header},
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))

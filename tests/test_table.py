@@ -151,6 +151,14 @@ FILES = {
     "tab": b"a\tb\n1\t2\n",
     "pipe": b"a|b\n1|2\n",
     "unicode order": "a\nb\nB\n\u00e9\n\U0001f600\nz\n".encode(),
+    "doubled quotes": b'a,b\n"x""y",""\n"""",2\n"a""",3\n',
+    "quoted header": b'"a,1","b"\n1,2\n',
+    "quoted separator then text": b'a,b\n"1,"x,2\n',
+    "quote then blank": b'a,b\n"1" ,2\n',
+    "quoted line break": b'a,b\n"1\n2",3\n4,5\n',
+    "quoted crlf release": b'a,b\r\n"[0, 9]",1\r\n"[0, 9]",2\r\n',
+    "unclosed doubled": b'a,b\n1,"2""\n',
+    "bom then quote": b'\xef\xbb\xbf"a",b\n"1",2\n',
     "many distinct": ("a,b\n" + "".join(f"{i},{i % 300}\n" for i in range(70_000))).encode(),
 }
 
@@ -174,8 +182,11 @@ def test_pyarrow_reader_takes_plain_files_and_leaves_the_others_to_the_csv_modul
             return csvio._read_coded_arrow(raw, head, ",", str(path)) is not None
 
     assert taken(FILES["plain"]) and taken(FILES["blank lines"]) and taken(FILES["bom"])
-    assert not taken(FILES["quoted"]) and not taken(FILES["ragged"]) and not taken(FILES["latin-1"])
-    assert not taken(FILES["line of blanks"]) and not taken(FILES["nul byte"])
+    assert taken(FILES["quoted"]) and taken(FILES["doubled quotes"]) and taken(FILES["quoted crlf release"])
+    assert not taken(FILES["ragged"]) and not taken(FILES["latin-1"]) and not taken(FILES["line of blanks"])
+    assert not taken(FILES["nul byte"]) and not taken(FILES["quote inside a field"])
+    assert not taken(FILES["bad quoting"]) and not taken(FILES["quoted separator then text"])
+    assert not taken(FILES["unclosed quote"]) and not taken(FILES["quoted line break"])
 
 
 def test_a_field_beyond_the_csv_modules_limit_is_refused_by_both_readers(tmp_path, monkeypatch):
@@ -185,3 +196,22 @@ def test_a_field_beyond_the_csv_modules_limit_is_refused_by_both_readers(tmp_pat
     path.write_bytes(b"a,b\n1," + b"x" * (csv.field_size_limit() + 1) + b"\n")
     fast, slow = _both_readers(path, monkeypatch)
     assert isinstance(slow, str) and fast == slow
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5])
+def test_the_quote_check_gives_the_same_verdict_whatever_the_block_size(tmp_path, monkeypatch, block):
+    from kgen import csvio
+
+    def verdicts():
+        out = {}
+        for case, data in FILES.items():
+            path = tmp_path / "data.csv"
+            path.write_bytes(data[:2000])
+            with open(path, "rb") as raw:
+                out[case] = csvio._well_quoted(raw, ",")
+        return out
+
+    whole = verdicts()
+    monkeypatch.setattr(csvio, "QUOTE_BLOCK", block)
+    assert verdicts() == whole
+    assert whole["quoted"] and whole["doubled quotes"] and whole["plain"]
