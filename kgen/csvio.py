@@ -22,7 +22,6 @@ from typing import TextIO
 
 import numpy as np
 
-from fitness.encoding import code_dtype
 from kgen.files import check_target, open_input, same_file, write_atomic, write_atomic_many  # noqa: F401 (re-exported)
 from lattice.errors import InputError, clip
 
@@ -33,6 +32,13 @@ MAX_LINE = 1 << 25  # characters of one physical line: beyond, the file is refus
 CHUNK_ROWS = 16_384  # rows parsed before they are encoded into the columns (bounds the per-row strings held)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _UNDECODED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, as surrogateescape keeps them
+
+
+def code_dtype(card: int) -> type[np.integer]:
+    """The narrowest integer type for codes 0..card-1 (uint8, uint16 or int32), the rule of
+    `fitness.encoding.code_dtype`, repeated here so that reading a file (and the independent checker, which
+    reads through this module) imports nothing of fitness/."""
+    return np.uint8 if card <= 1 << 8 else np.uint16 if card <= 1 << 16 else np.int32
 
 
 def check_separator(separator: str) -> str:
