@@ -44,8 +44,9 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
     """Write an anonymization's release (CSV) and its report (JSON, default: `path` with `.json`) together.
 
     As `kgen anonymize` does: both files go to temporary files first; the written release is checked with
-    the independent checker (`kgen.verify`, exit code 4 on the command line: ReleaseCheckError) and against the
-    SHA-256 recorded in the report's provenance; only then are both renamed into place. The input file named
+    the independent checker (`kgen.verify`, exit code 4 on the command line: ReleaseCheckError), its SHA-256
+    recorded in the report's provenance; only then are both renamed into place. The release is streamed to
+    its file a chunk of rows at a time (`Table.write_csv`), never built as one string. The input file named
     in the report and the `protected` files are never overwritten. Returns the report's path.
     """
     from kgen import provenance
@@ -57,18 +58,27 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
     if same_file(target, report_path):
         raise InputError("is given for both the release and the report", file=str(target))
     r = result.report  # type: ignore[attr-defined]
-    text = csv_text(result.release)  # type: ignore[attr-defined]
-    digest = provenance.attach_release(r, target, text)
+    release = result.release  # type: ignore[attr-defined]
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
     dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
     k, rules = rules_from_models(r["models"], dropped)
     source = (r.get("provenance") or {}).get("input", {}).get("path")
     inputs = list(protected) + ([source] if source else [])
-    r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
-    write_atomic_many(
-        [(target, text), (report_path, json.dumps(r, indent=2) + "\n")], protected=inputs,
-        check=lambda paths: (provenance.check_written(paths[0], digest),
-                             verify_file(paths[0], list(r["quasi_identifiers"]), k, r["suppression_limit"], rules)))
+    r["verified"] = {"checker": "kgen.check, on the written file", "passed": None}  # never published so
+
+    def check(paths: list[Path]) -> None:
+        # the SHA-256 of the bytes on disk (the release is streamed, never one string), then the check, then the
+        # report's temporary file rewritten with both
+        provenance.attach_release_file(r, target, paths[0])
+        verify_file(paths[0], list(r["quasi_identifiers"]), k, r["suppression_limit"], rules,
+                    separator=getattr(release, "separator", None))
+        r["verified"] = {"checker": "kgen.check, on the written file", "passed": True}
+        with open(paths[1], "w", encoding="utf-8", newline="") as handle:
+            handle.write(json.dumps(r, indent=2) + "\n")
+
+    content = release.write_csv if hasattr(release, "write_csv") else csv_text(release)
+    write_atomic_many([(target, content), (report_path, json.dumps(r, indent=2) + "\n")], protected=inputs,
+                      check=check)
     return report_path
 
 
