@@ -234,15 +234,15 @@ def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
 def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
     """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a well-quoted file
     (`_well_quoted`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
-    rectangular, with a header whose names pass `check_header`. Every value is read as
-    a string (never as a number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is
-    made per row. None when pyarrow is missing or anything is unusual (a stray quote, a blank line of spaces, a
-    ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader then reads
-    the file, and gives its errors, with the same messages as ever. On the files both accept, both give the
-    same columns (tests/test_table.py compares them)."""
+    rectangular, with a header whose names pass `check_header`. Every value is read as a string (never as a
+    number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is made per row; the
+    file is streamed a block at a time, so that only int32 codes and each block's dictionary are held, never
+    a string column. None when pyarrow is missing or anything is unusual (a stray quote, a blank line of
+    spaces, a ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader
+    then reads the file, and gives its errors, with the same messages as ever. On the files both accept, both
+    give the same columns (tests/test_table.py compares them)."""
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.csv as pacsv
     except ImportError:
         return None
@@ -256,39 +256,46 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
         return None  # the csv-module reader gives the message
     if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
         return None
-    try:
-        data = pacsv.read_csv(
+    dictionary = pa.dictionary(pa.int32(), pa.string())
+    chunks: list[list | None] = [[] for _ in raw_header]
+    try:  # streamed, a block at a time: each column's values held as int32 codes and per-block dictionaries only
+        reader = pacsv.open_csv(
             raw, read_options=pacsv.ReadOptions(block_size=ARROW_BLOCK),
             parse_options=pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True,
                                              escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in raw_header},
+            convert_options=pacsv.ConvertOptions(column_types={c: dictionary for c in raw_header},
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
-        names = list(data.column_names)
+        if list(reader.schema.names) != raw_header:
+            return None
+        for batch in reader:
+            for position, column in enumerate(batch.columns):
+                chunks[position].append(column)  # type: ignore[union-attr]
     except (pa.ArrowException, OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return None
     finally:
         raw.seek(0)
-    if names != raw_header:
-        return None
-    rows = data.num_rows
-    chunked = list(data.columns)
-    del data
+    rows = sum(len(chunk) for chunk in chunks[0]) if chunks else 0  # type: ignore[union-attr]
     codes, labels = [], []
-    for position in range(len(chunked)):
-        column, chunked[position] = chunked[position], None  # free each column's strings once it is encoded
-        encoded = pc.dictionary_encode(column.combine_chunks()) if rows else None
-        del column
-        if encoded is None:
+    for position in range(len(chunks)):
+        column = pa.chunked_array(chunks[position], type=dictionary)
+        chunks[position] = None  # free each column's blocks once it is encoded
+        if not rows:
             codes.append(np.zeros(0, dtype=np.uint8))
             labels.append(())
             continue
+        encoded = column.combine_chunks()  # one dictionary for the column (the blocks' ones unified)
+        del column
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
         distinct = encoded.dictionary.to_pylist()
+        del encoded
         if distinct and max(map(len, distinct)) > csv.field_size_limit():
             return None  # the csv module refuses a field this long
-        order = sorted(range(len(distinct)), key=distinct.__getitem__)  # sorted labels, as the csv reader gives
-        rank = np.empty(len(distinct), dtype=code_dtype(len(distinct)))
-        rank[order] = np.arange(len(distinct))
-        codes.append(rank[encoded.indices.to_numpy(zero_copy_only=False)])
+        present = (np.bincount(indices, minlength=len(distinct)) > 0).tolist()  # labels that occur, sorted as the
+        order = sorted((i for i in range(len(distinct)) if present[i]), key=distinct.__getitem__)  # csv reader's
+        rank = np.zeros(len(distinct), dtype=code_dtype(len(order)))
+        rank[order] = np.arange(len(order))
+        codes.append(rank[indices])
+        del indices
         labels.append(tuple(distinct[i] for i in order))
     return CodedCSV(header, tuple(codes), tuple(labels), separator, rows)
 

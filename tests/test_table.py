@@ -215,3 +215,14 @@ def test_the_quote_check_gives_the_same_verdict_whatever_the_block_size(tmp_path
     monkeypatch.setattr(csvio, "QUOTE_BLOCK", block)
     assert verdicts() == whole
     assert whole["quoted"] and whole["doubled quotes"] and whole["plain"]
+
+
+def test_pyarrow_reader_in_many_small_blocks_gives_the_same_columns(tmp_path, monkeypatch):
+    from kgen import csvio
+
+    monkeypatch.setattr(csvio, "ARROW_BLOCK", 64)  # every block its own dictionary: they must be unified
+    for case in ("plain", "quoted", "doubled quotes", "unicode order", "crlf and cr", "blank lines", "many distinct"):
+        path = tmp_path / "data.csv"
+        path.write_bytes(FILES[case])
+        fast, slow = _both_readers(path, monkeypatch)
+        assert not isinstance(fast, str) and _same(fast, slow), case
