@@ -182,7 +182,7 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
 
 ARROW_BLOCK = 1 << 22  # bytes pyarrow parses at a time; a longer line makes it fail (and the csv module decides)
 _QUOTE, _CR, _LF, _NUL = 34, 13, 10, 0
-QUOTE_BLOCK = 1 << 24  # bytes looked at a time for quotes
+QUOTE_BLOCK = 1 << 22  # bytes looked at a time for quotes (its masks are transient memory: keep it small)
 
 
 def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
@@ -257,6 +257,7 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
     if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
         return None
     dictionary = pa.dictionary(pa.int32(), pa.string())
+    pool = pa.default_memory_pool()
     chunks: list[list | None] = [[] for _ in raw_header]
     try:  # streamed, a block at a time: each column's values held as int32 codes and per-block dictionaries only
         reader = pacsv.open_csv(
@@ -270,6 +271,8 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
         for batch in reader:
             for position, column in enumerate(batch.columns):
                 chunks[position].append(column)  # type: ignore[union-attr]
+            del batch, column
+            pool.release_unused()  # the block's parse buffers: the allocator would keep them resident
     except (pa.ArrowException, OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return None
     finally:
@@ -297,6 +300,7 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
         codes.append(rank[indices])
         del indices
         labels.append(tuple(distinct[i] for i in order))
+        pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
     return CodedCSV(header, tuple(codes), tuple(labels), separator, rows)
 
 

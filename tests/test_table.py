@@ -226,3 +226,26 @@ def test_pyarrow_reader_in_many_small_blocks_gives_the_same_columns(tmp_path, mo
         path.write_bytes(FILES[case])
         fast, slow = _both_readers(path, monkeypatch)
         assert not isinstance(fast, str) and _same(fast, slow), case
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_decimal_hierarchy_of_integers_equals_the_builders(seed):
+    from kgen.hierarchies import decimal_of_integers
+    from lattice.builders import decimal_hierarchy
+
+    rng = np.random.default_rng(seed)
+    span = [10, 1000, 10**6, 10**17][seed % 4]
+    values = [str(v) for v in rng.integers(-span if seed % 2 else 0, span, 300)] + ["0", "007", "-0"][: seed % 4]
+    fast, slow = decimal_of_integers("c", values), decimal_hierarchy("c", values)
+    assert fast is not None
+    assert (fast.name, fast.height, fast.source) == (slow.name, slow.height, slow.source)
+    assert list(fast.paths.items()) == list(slow.paths.items())
+    parents = [{k: list(v.items()) for k, v in h._parents.items()} for h in (fast, slow)]
+    assert parents[0] == parents[1]
+
+
+def test_decimal_hierarchy_leaves_everything_but_plain_integers_to_the_builder():
+    from kgen.hierarchies import decimal_of_integers
+
+    for values in (["1.5", "2"], ["+3"], ["1e3"], [" 4"], ["x"], ["1" * 19], []):
+        assert decimal_of_integers("c", values) is None
