@@ -104,12 +104,13 @@ def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hiera
     in the narrowest integer type (`code_dtype`); level 0 shares `leaf_codes` when it already is (no copy)."""
     leaf_codes = narrow(np.asarray(leaf_codes), len(leaves))
     codes, labels = [], []
+    paths = [hierarchy.paths[v] for v in leaves]  # each leaf's labels at every level (`Hierarchy.generalize`)
     for level in range(hierarchy.height + 1):
         if level == 0:
             codes.append(leaf_codes)
             labels.append(tuple(leaves))
             continue
-        leaf_labels = [hierarchy.generalize(v, level) for v in leaves]
+        leaf_labels = [path[level] for path in paths]
         level_labels = tuple(sorted(set(leaf_labels)))
         index = {v: i for i, v in enumerate(level_labels)}
         leaf_to_level = np.array([index[v] for v in leaf_labels], dtype=code_dtype(len(level_labels)))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgen.table import Table
+from kgen.table import CodedColumn, Table
 from lattice.errors import InputError
 
 SUPPRESSED = "*"
@@ -65,8 +65,11 @@ class CheckResult:
 
 
 def column_codes(values: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
-    """A code per row (first occurrence order) and the code of each distinct string. A dict lookup per row
-    is about twice as fast as converting to a unicode array and sorting it (np.unique) on Adult."""
+    """A code per row and the code of each distinct string. A column read from a file (a CodedColumn) has its
+    codes already (no string per row); otherwise a dict lookup per row (first occurrence order), about twice
+    as fast as converting to a unicode array and sorting it (np.unique) on Adult."""
+    if isinstance(values, CodedColumn):
+        return values.codes.astype(np.int64), {label: i for i, label in enumerate(values.labels)}
     index = {v: i for i, v in enumerate(dict.fromkeys(values))}
     codes = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
     return codes, index
@@ -92,7 +95,11 @@ def suppressed_mask(table: Table, qis: Sequence[str]) -> np.ndarray:
     """Rows with `*` in every QI (kgen's suppressed records)."""
     starred = np.ones(table.n, dtype=bool)
     for column in qis:
-        starred &= np.fromiter(map(SUPPRESSED.__eq__, table.column(column)), dtype=bool, count=table.n)
+        values = table.column(column)
+        if isinstance(values, CodedColumn):
+            starred &= (values.codes == values.labels.index(SUPPRESSED)) if SUPPRESSED in values.labels else False
+        else:
+            starred &= np.fromiter(map(SUPPRESSED.__eq__, values), dtype=bool, count=table.n)
     return starred
 
 
@@ -172,8 +179,13 @@ def sensitive_measures(classes: np.ndarray, values: Sequence[str]) -> dict[str, 
     """Per class of `classes` (ids 0..count-1): distinct values, entropy (natural log), the sorted value
     counts' head r_1 with a function for recursive tails, and the equal and ordered EMD to the distribution of
     all rows."""
-    labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
-    codes = codes.reshape(-1)
+    if isinstance(values, CodedColumn):  # sorted labels and a code per row already: keep those occurring
+        present = np.bincount(values.codes, minlength=len(values.labels)) > 0
+        labels = np.array([v for v, here in zip(values.labels, present.tolist()) if here], dtype=str)
+        codes = (np.cumsum(present) - 1)[values.codes]
+    else:
+        labels, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
+        codes = codes.reshape(-1)
     count = int(classes.max()) + 1 if classes.size else 0
     m = labels.size
     pairs, counts = np.unique(classes.astype(np.int64) * m + codes, return_counts=True)

@@ -22,7 +22,6 @@ from typing import TextIO
 
 import numpy as np
 
-from fitness.encoding import code_dtype
 from kgen.files import check_target, open_input, same_file, write_atomic, write_atomic_many  # noqa: F401 (re-exported)
 from lattice.errors import InputError, clip
 
@@ -33,6 +32,13 @@ MAX_LINE = 1 << 25  # characters of one physical line: beyond, the file is refus
 CHUNK_ROWS = 16_384  # rows parsed before they are encoded into the columns (bounds the per-row strings held)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _UNDECODED = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, as surrogateescape keeps them
+
+
+def code_dtype(card: int) -> type[np.integer]:
+    """The narrowest integer type for codes 0..card-1 (uint8, uint16 or int32), the rule of
+    `fitness.encoding.code_dtype`, repeated here so that reading a file (and the independent checker, which
+    reads through this module) imports nothing of fitness/."""
+    return np.uint8 if card <= 1 << 8 else np.uint16 if card <= 1 << 16 else np.int32
 
 
 def check_separator(separator: str) -> str:
@@ -163,11 +169,139 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
     with open_input(path) as raw:
         head = _head_text(raw, name)  # type: ignore[arg-type]
         separator = check_separator(separator) if separator is not None else detect_separator(head)
+        fast = _read_coded_arrow(raw, head, separator, name)  # type: ignore[arg-type]
+        if fast is not None:
+            return fast
+        raw.seek(0)
         try:
             return _read_coded(_text(raw), separator, name)  # type: ignore[arg-type]
         except UnicodeDecodeError:
             pass
     raise _not_utf8(path, separator)
+
+
+ARROW_BLOCK = 1 << 22  # bytes pyarrow parses at a time; a longer line makes it fail (and the csv module decides)
+_QUOTE, _CR, _LF, _NUL = 34, 13, 10, 0
+QUOTE_BLOCK = 1 << 22  # bytes looked at a time for quotes (its masks are transient memory: keep it small)
+
+
+def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
+    """Whether pyarrow and the csv module read this file alike: True for a file without quotes, or whose
+    every quote is where strict CSV puts one; None (use the csv module) for a NUL byte, a quote elsewhere
+    (`x"y`, `"a"b`, an unclosed quote) or a line break inside quotes. The stream is rewound.
+
+    The check is on bytes, a block at a time: counting quotes from the start, the 1st, 3rd, ... quote opens a
+    field and must follow a separator, a line end, the start of the file or the quote before it (a doubled
+    quote `""`); the 2nd, 4th, ... closes it and must precede a separator, a line end, the end of the file or
+    the next quote. Such a file is valid CSV for the csv module in strict mode, and pyarrow parses it the
+    same way (double quotes as escapes)."""
+    sep = ord(separator)
+    opens_after = np.zeros(256, dtype=bool)
+    opens_after[[sep, _CR, _LF, _QUOTE]] = True
+    closes_before = opens_after
+    raw.seek(0)
+    if raw.read(3) != b"\xef\xbb\xbf":  # after a byte-order mark, the file starts after it
+        raw.seek(0)
+    count, previous = 0, _LF  # quotes seen so far; the byte before the block (the file's start counts as a line end)
+    pending_close = False  # the block ended on a closing quote: the next block's first byte must follow it
+    try:
+        while block := raw.read(QUOTE_BLOCK):
+            data = np.frombuffer(block, dtype=np.uint8)
+            if pending_close and not closes_before[data[0]]:
+                return None
+            if (data == _NUL).any():
+                return None
+            quotes = np.flatnonzero(data == _QUOTE)
+            opening = (np.arange(quotes.size) + count) % 2 == 0
+            before = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], previous)
+            if not opens_after[before[opening]].all():
+                return None
+            closing = quotes[~opening]
+            after_inside = closing[closing + 1 < data.size]
+            if not closes_before[data[after_inside + 1]].all():
+                return None
+            pending_close = bool(closing.size) and int(closing[-1]) == data.size - 1
+            breaks = np.flatnonzero((data == _LF) | (data == _CR))
+            if ((np.searchsorted(quotes, breaks) + count) % 2 == 1).any():
+                return None  # a line break inside quotes: the csv module reads it (pyarrow would need to know)
+            count += int(quotes.size)
+            previous = int(data[-1])
+        return None if count % 2 else True
+    finally:
+        raw.seek(0)
+
+
+def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
+    """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a well-quoted file
+    (`_well_quoted`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
+    rectangular, with a header whose names pass `check_header`. Every value is read as a string (never as a
+    number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is made per row; the
+    file is streamed a block at a time, so that only int32 codes and each block's dictionary are held, never
+    a string column. None when pyarrow is missing or anything is unusual (a stray quote, a blank line of
+    spaces, a ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader
+    then reads the file, and gives its errors, with the same messages as ever. On the files both accept, both
+    give the same columns (tests/test_table.py compares them)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        return None
+    lines = [line for line in _LINE_BREAK.split(head, 1000)[:1000] if line]
+    if not lines or not lines[0].strip():
+        return None  # an empty file, or a blank line before the header
+    raw_header = next(csv.reader([lines[0]], delimiter=separator), [])
+    try:
+        header = check_header(raw_header, 1, name)
+    except InputError:
+        return None  # the csv-module reader gives the message
+    if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
+        return None
+    dictionary = pa.dictionary(pa.int32(), pa.string())
+    pool = pa.default_memory_pool()
+    chunks: list[list | None] = [[] for _ in raw_header]
+    try:  # streamed, a block at a time: each column's values held as int32 codes and per-block dictionaries only
+        reader = pacsv.open_csv(
+            raw, read_options=pacsv.ReadOptions(block_size=ARROW_BLOCK),
+            parse_options=pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True,
+                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(column_types={c: dictionary for c in raw_header},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
+        if list(reader.schema.names) != raw_header:
+            return None
+        for batch in reader:
+            for position, column in enumerate(batch.columns):
+                chunks[position].append(column)  # type: ignore[union-attr]
+            del batch, column
+            pool.release_unused()  # the block's parse buffers: the allocator would keep them resident
+    except (pa.ArrowException, OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    finally:
+        raw.seek(0)
+    rows = sum(len(chunk) for chunk in chunks[0]) if chunks else 0  # type: ignore[union-attr]
+    codes, labels = [], []
+    for position in range(len(chunks)):
+        column = pa.chunked_array(chunks[position], type=dictionary)
+        chunks[position] = None  # free each column's blocks once it is encoded
+        if not rows:
+            codes.append(np.zeros(0, dtype=np.uint8))
+            labels.append(())
+            continue
+        encoded = column.combine_chunks()  # one dictionary for the column (the blocks' ones unified)
+        del column
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+        distinct = encoded.dictionary.to_pylist()
+        del encoded
+        if distinct and max(map(len, distinct)) > csv.field_size_limit():
+            return None  # the csv module refuses a field this long
+        present = (np.bincount(indices, minlength=len(distinct)) > 0).tolist()  # labels that occur, sorted as the
+        order = sorted((i for i in range(len(distinct)) if present[i]), key=distinct.__getitem__)  # csv reader's
+        rank = np.zeros(len(distinct), dtype=code_dtype(len(order)))
+        rank[order] = np.arange(len(order))
+        codes.append(rank[indices])
+        del indices
+        labels.append(tuple(distinct[i] for i in order))
+        pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
+    return CodedCSV(header, tuple(codes), tuple(labels), separator, rows)
 
 
 def _lines(text: TextIO, name: str) -> Iterator[str]:

@@ -10,6 +10,7 @@ A hierarchy spec is one of:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -56,7 +57,8 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
     text = str(spec)
     kind, _, argument = text.partition(":")
     if kind == "decimal":
-        return builders.decimal_hierarchy(column, values)
+        fast = decimal_of_integers(column, values)
+        return fast if fast is not None else builders.decimal_hierarchy(column, values)
     if kind == "intervals":
         try:
             widths = [int(w) for w in argument.split(",") if w.strip()]
@@ -75,6 +77,34 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
         raise InputError(f"hierarchy {clip(text)} is neither an existing file nor a builder "
                          "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column, value=text)
     return load_arx(path, column)
+
+
+INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
+
+
+def decimal_of_integers(column: str, values: Sequence[str]) -> Hierarchy | None:
+    """`lattice.builders.decimal_hierarchy` for the common case of plain integers (`-?[0-9]{1,18}`), with
+    the labels made per interval instead of per value and level: the same paths in the same order, the same
+    `*` level, the same tree (built without re-validating it: decimal rounding nests by construction).
+    None for anything else (fractions, exponents, signs, huge numbers, text: the builder decides and words
+    the errors). On a column of 180,000 distinct incomes this is the difference between seconds and a
+    fraction of a second."""
+    values = sorted(set(values))
+    if not values or not all(INTEGER.fullmatch(v) for v in values):
+        return None
+    numbers = np.array([int(v) for v in values], dtype=np.int64)
+    height = max(1, len(str(int(np.abs(numbers).max()))))
+    levels: list[list[str]] = [values]
+    for level in range(1, height + 1):
+        width = 10**level
+        lows, inverse = np.unique(numbers // width * width, return_inverse=True)
+        labels = np.array([f"[{low}, {low + width - 1}]" for low in lows.tolist()] + [""], dtype=object)[:-1]
+        levels.append(labels[inverse.reshape(-1)].tolist())
+    if len(set(levels[-1])) > 1:  # negative numbers: one class needs a `*` level on top
+        levels.append([TOP] * len(values))
+    paths = dict(zip(values, zip(*levels)))
+    parents = {level: dict(zip(levels[level], levels[level + 1])) for level in range(len(levels) - 1)}
+    return Hierarchy(column, paths, len(levels) - 1, f"decimal hierarchy of {column!r}", parents)
 
 
 def default_spec(column: str, values: Sequence[str], source: str | None = None) -> str:

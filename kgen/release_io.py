@@ -42,10 +42,11 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
                   protected: Sequence[str | os.PathLike] = ()) -> Path:
     """Write an anonymization's release (CSV) and its report (JSON, default: `path` with `.json`) together.
 
-    As `kgen anonymize` does (`kgen.report.publish`): both files go to temporary files first; the release's
-    size and SHA-256 as written go into the report's provenance, the written release is checked with the
-    independent checker (`kgen.verify`: ReleaseCheckError, exit code 4 on the command line), and only then is
-    `verified` added to the report and are both renamed into place. The input file named in the report and
+    As `kgen anonymize` does (`kgen.report.publish`): both files go to temporary files first; the release is
+    streamed to its file a chunk of rows at a time (`Table.write_csv`), never built as one string; the
+    release's size and SHA-256 as written go into the report's provenance, the written release is checked with
+    the independent checker (`kgen.verify`: ReleaseCheckError, exit code 4 on the command line), and only then
+    is `verified` added to the report and are both renamed into place. The input file named in the report and
     the `protected` files are never overwritten. Returns the report's path.
     """
     from kgen.csvio import same_file
@@ -57,13 +58,16 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
     if same_file(target, report_path):
         raise InputError("is given for both the release and the report", file=str(target))
     r = result.report  # type: ignore[attr-defined]
+    release = result.release  # type: ignore[attr-defined]
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
     dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
     k, rules = rules_from_models(r["models"], dropped)
     source = (r.get("provenance") or {}).get("input", {}).get("path")
     inputs = list(protected) + ([source] if source else [])
-    publish(target, report_path, csv_text(result.release), r, inputs,  # type: ignore[attr-defined]
-            lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules))
+    content = release.write_csv if hasattr(release, "write_csv") else csv_text(release)
+    publish(target, report_path, content, r, inputs,
+            lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules,
+                                        separator=getattr(release, "separator", None)))
     return report_path
 
 

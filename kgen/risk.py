@@ -52,6 +52,8 @@ def released_classes(table: object, qis: Sequence[str], suppressed_rows: np.ndar
         raise InputError("no quasi-identifiers given (--qi)")
     columns = [table.column(c) for c in qis]  # type: ignore[attr-defined]
     n = int(table.n)  # type: ignore[attr-defined]
+    if all(hasattr(c, "codes") and hasattr(c, "labels") for c in columns):  # coded columns: no string per row
+        return _coded_classes(columns, n, suppressed_rows)
     index: dict[tuple[str, ...], int] = {}
     row_class = np.full(n, -1, dtype=np.int64)
     suppressed_key = (SUPPRESSED,) * len(qis)
@@ -64,6 +66,36 @@ def released_classes(table: object, qis: Sequence[str], suppressed_rows: np.ndar
         row_class[r] = index.setdefault(key, len(index))
     sizes = np.bincount(row_class[row_class >= 0], minlength=len(index)).astype(np.int64)
     return Classes(list(index), sizes, row_class, n, suppressed)
+
+
+def _coded_classes(columns: Sequence[object], n: int, suppressed_rows: np.ndarray | None) -> Classes:
+    """`released_classes` on columns given as codes and labels (kgen.table.CodedColumn): one mixed-radix key
+    per row, grouped by np.unique; classes numbered in order of first occurrence, as the loop numbers them."""
+    key = np.zeros(n, dtype=np.int64)
+    starred = np.ones(n, dtype=bool)
+    span = 1
+    for column in columns:
+        codes, labels = column.codes, column.labels  # type: ignore[attr-defined]
+        card = max(len(labels), 1)
+        if span * card >= 1 << 62:  # renumber before the key could overflow int64
+            _, key = np.unique(key, return_inverse=True)
+            key, span = key.reshape(-1), int(key.max()) + 1
+        key = key * card + codes
+        span *= card
+        starred &= (codes == labels.index(SUPPRESSED)) if SUPPRESSED in labels else False
+    suppressed = starred if suppressed_rows is None else np.asarray(suppressed_rows, dtype=bool)
+    kept = np.flatnonzero(~suppressed)
+    _, first, inverse = np.unique(key[kept], return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    row_class = np.full(n, -1, dtype=np.int64)
+    row_class[kept] = rank[inverse.reshape(-1)]
+    firsts = kept[first[order]]
+    keys = list(zip(*(np.asarray(c.labels + ("",), dtype=object)[c.codes[firsts]].tolist()  # type: ignore[attr-defined]
+                      for c in columns))) if firsts.size else []
+    sizes = np.bincount(row_class[kept], minlength=order.size).astype(np.int64)
+    return Classes([tuple(k) for k in keys], sizes, row_class, n, int(suppressed.sum()))
 
 
 def size_histogram(sizes: np.ndarray) -> dict[int, int]:

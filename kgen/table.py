@@ -18,9 +18,8 @@ from typing import TextIO, overload
 
 import numpy as np
 
-from fitness.encoding import code_dtype
 from kgen import csvio
-from kgen.csvio import read_coded
+from kgen.csvio import code_dtype, read_coded
 from kgen.files import open_input
 from lattice.errors import InputError, clip
 

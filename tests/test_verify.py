@@ -53,3 +53,58 @@ def test_kgen_apply_verifies_its_written_release(tmp_path):
                      str(tmp_path / "new_out.csv"), "--quiet"])
     assert code == 0
     assert json.loads((tmp_path / "new_out.json").read_text())["verified"]["passed"] is True
+
+
+def test_the_checker_imports_nothing_of_the_evaluator():
+    """The modules kgen.check reads a file with, followed import by import (the package's __init__ aside, which
+    gathers the API), never reach fitness/."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def imports(module: str) -> set[str]:
+        tree = ast.parse((root / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        return {m for m in found if (root / (m.replace(".", "/") + ".py")).exists() or m.split(".")[0] == "fitness"}
+
+    seen, todo = set(), ["kgen.check", "kgen.verify"]
+    while todo:
+        module = todo.pop()
+        if module in seen or module.split(".")[0] == "fitness":
+            seen.add(module)
+            continue
+        seen.add(module)
+        todo += list(imports(module))
+    assert "kgen.table" in seen and "kgen.csvio" in seen
+    assert not [m for m in seen if m.split(".")[0] == "fitness"]
+
+
+def test_the_check_of_a_file_read_as_codes_equals_the_check_of_the_same_rows_as_strings(tmp_path):
+    import numpy as np
+
+    from kgen.check import SensitiveRule, check_k_anonymity
+    from kgen.risk import released_classes
+    from kgen.table import CodedColumn, Table, read_csv
+
+    rng = np.random.default_rng(3)
+    rows = [(str(rng.integers(3)), str(rng.integers(2)) if i % 9 else "*", f"s{rng.integers(4)}") for i in range(400)]
+    rows += [("*", "*", "s0")] * 5
+    path = tmp_path / "release.csv"
+    path.write_text("a,b,s\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    coded = read_csv(path)
+    assert isinstance(coded.values["a"], CodedColumn)
+    plain = Table(coded.columns, {c: list(coded.values[c]) for c in coded.columns})
+    rules = [SensitiveRule("s", l=2), SensitiveRule("s", t=0.3, distance="ordered")]
+    for k in (2, 30):
+        a, b = (check_k_anonymity(t, ["a", "b"], k, 0.02, rules) for t in (coded, plain))
+        assert (a.passed, a.classes, a.smallest_class, a.suppressed_rows, a.violating_rows, a.details) == (
+            b.passed, b.classes, b.smallest_class, b.suppressed_rows, b.violating_rows, b.details)
+    a, b = (released_classes(t, ["a", "b"]) for t in (coded, plain))
+    assert a.keys == b.keys and a.sizes.tolist() == b.sizes.tolist() and a.row_class.tolist() == b.row_class.tolist()
+    assert a.suppressed == b.suppressed == 5
