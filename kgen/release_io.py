@@ -13,21 +13,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from kgen.table import to_pandas
 from lattice.errors import InputError
-
-
-def to_pandas(table: object) -> object:
-    """The table as a pandas DataFrame: same columns in the same order, values as strings (a released value
-    is a label such as `20-29` or `*`, not a number).
-
-    Needs pandas (the `pandas` extra)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise InputError("to_pandas needs pandas: pip install 'kgen[pandas]'") from None
-    columns = list(table.columns)  # type: ignore[attr-defined]
-    return pd.DataFrame({c: list(table.column(c)) for c in columns}, columns=columns,  # type: ignore[attr-defined]
-                        dtype=object)
 
 
 def csv_text(table: object) -> str:

@@ -145,9 +145,8 @@ class Table:
             yield from (list(r) for r in zip(*parts))
 
     def to_pandas(self) -> object:
-        """The table as a pandas DataFrame of strings, columns in order (`kgen.release_io.to_pandas`)."""
-        from kgen.release_io import to_pandas  # pandas is optional: imported only here
-
+        """The table as a pandas DataFrame of strings, columns in order (`kgen.release_io.to_pandas`, which also
+        takes any object with `columns` and `column(name)`)."""
         return to_pandas(self)
 
     def write_csv(self, handle: TextIO) -> None:
@@ -162,6 +161,20 @@ class Table:
     def row_number(self, index: int) -> int:
         """The number of data row `index` (0-based) in messages: 1-based, as the report's suppressed_rows."""
         return self.row_numbers[index] if self.row_numbers is not None else index + 1
+
+
+def to_pandas(table: object) -> object:
+    """A table as a pandas DataFrame: same columns in the same order, values as strings (a released value is a
+    label such as `20-29` or `*`, not a number). Works through `table.columns` and `table.column(name)` only.
+
+    Needs pandas (the `pandas` extra)."""
+    try:
+        import pandas as pd  # optional: imported only here
+    except ImportError:
+        raise InputError("to_pandas needs pandas: pip install 'kgen[pandas]'") from None
+    columns = list(table.columns)  # type: ignore[attr-defined]
+    return pd.DataFrame({c: list(table.column(c)) for c in columns}, columns=columns,  # type: ignore[attr-defined]
+                        dtype=object)
 
 
 def read_csv(path: str | os.PathLike, separator: str | None = None) -> Table:
