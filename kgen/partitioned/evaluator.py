@@ -32,7 +32,7 @@ from lattice.node import Node, precision_loss
 
 OBJECTIVES = (Precision, Discernibility, AverageClassSize)
 DENSE_SPAN = 1 << 20  # key spans up to this are cut over reducers by range and may be counted densely
-PAIR_BYTES = 16
+PAIR_BYTES = 12
 
 
 def unsupported(models: Sequence[PrivacyModel], objective: Objective) -> None:

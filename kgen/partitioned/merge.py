@@ -40,19 +40,19 @@ def combine(chunks: Sequence[Chunk], plan: Plan, reducer: int) -> tuple[np.ndarr
     if dense:
         assert plan.ranges is not None
         low = plan.ranges[reducer]
-        total = np.sum(dense, axis=0) if len(dense) > 1 else dense[0].copy()
+        total = np.sum(dense, axis=0, dtype=np.int64)
         for _, keys, sizes in sparse:
             np.add.at(total, keys - low, sizes)
         present = np.flatnonzero(total)
         return present + low, total[present]
     keys = np.concatenate([c[1] for c in sparse]) if sparse else keying.fold({}, plan.layout, 0)
-    sizes = np.concatenate([c[2] for c in sparse]) if sparse else np.zeros(0, dtype=np.int64)
+    sizes = np.concatenate([c[2] for c in sparse]).astype(np.int64) if sparse else np.zeros(0, dtype=np.int64)
     if len(sparse) <= 1:
         return keys, sizes
     # the same span everywhere: grouping with weights sums a class's counts over the partitions
     widest = keying.Layout(plan.layout.words, tuple(max(s, 1 << 40) for s in plan.layout.spans)) \
         if keys.ndim == 1 else plan.layout  # never count densely here: the keys are few among the span
-    return keying.group(keys, widest, sizes)
+    return keying.group(keys, widest, sizes, runs=True)
 
 
 def figures(sizes: np.ndarray, k: int) -> Figures:

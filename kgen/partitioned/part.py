@@ -136,13 +136,18 @@ class Part:
 
 def split(keys: np.ndarray, sizes: np.ndarray, plan: Plan, reducers: int) -> list[Chunk]:
     """A partition's classes of one node cut into one chunk per reducer: dense count vectors over each
-    reducer's key range when the span is small and well filled, sorted key/count pairs otherwise."""
-    if plan.ranges is not None:
-        ranges = plan.ranges
+    reducer's key range when the span is small and well filled, else sorted key/count pairs. One-word keys
+    are cut by key range (a binary search in the sorted keys: no pass over them), shipped as uint32 when the
+    span allows; multi-word keys by hash."""
+    sizes = sizes.astype(np.int32)  # a class of one partition has fewer than 2**31 rows: 4 bytes shipped, not 8
+    if keys.ndim == 1:
+        ranges = plan.ranges or keying.bounds(plan.layout.span, reducers)
         span = ranges[-1]
-        if span <= 2 * keys.shape[0]:  # a dense vector costs 8 bytes per key, a pair 16 per class
-            dense = np.bincount(keys, weights=sizes, minlength=span).astype(np.int64)
+        if plan.ranges is not None and span <= 2 * keys.shape[0]:  # dense: 4 bytes per key, a pair 8-12 per class
+            dense = np.bincount(keys, weights=sizes, minlength=span).astype(np.int32)
             return [("dense", dense[ranges[r]:ranges[r + 1]]) for r in range(reducers)]
+        if span <= 1 << 32:
+            keys = keys.astype(np.uint32)
         cuts = np.searchsorted(keys, ranges)
         return [("sparse", keys[cuts[r]:cuts[r + 1]], sizes[cuts[r]:cuts[r + 1]]) for r in range(reducers)]
     owner = keying.bucket(keys, reducers)
