@@ -169,7 +169,7 @@ def test_keys_of_several_words_group_like_numpy() -> None:
     rng = np.random.default_rng(1)
     cards = [1 << 40, 1 << 30, 7, 1, 1 << 20]
     plan = keying.layout(cards)
-    assert plan.width == 3 and 3 not in plan.qis
+    assert plan.width == 2 and 3 not in plan.qis  # 2**40 alone; 2**30 * 7 * 2**20 < 2**62
     columns = {i: rng.integers(0, min(c, 5), 5000) for i, c in enumerate(cards) if c > 1}
     keys = keying.fold(columns, plan, 5000)
     found, counts = keying.group(keys, plan)
