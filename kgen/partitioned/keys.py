@@ -95,7 +95,7 @@ def _count_limit(rows: int) -> int:
     return max(4 * rows, 1 << 16)
 
 
-def _firsts(ordered: np.ndarray) -> np.ndarray:
+def firsts(ordered: np.ndarray) -> np.ndarray:
     """Where each run of equal values of a sorted array starts."""
     starts = np.empty(ordered.shape[0], dtype=bool)
     starts[:1] = True
@@ -119,11 +119,11 @@ def group(keys: np.ndarray, plan: Layout, weights: np.ndarray | None = None,
             return present.astype(np.int64), counts[present].astype(np.int64)
         if weights is None:
             ordered = np.sort(keys.astype(np.uint32) if span <= _U32 else keys)
-            first = _firsts(ordered)
+            first = firsts(ordered)
             return ordered[first].astype(np.int64), np.diff(np.append(first, rows))
         order = np.argsort(keys.astype(np.uint32) if span <= _U32 else keys, kind="stable" if runs else None)
         ordered = keys[order]
-        first = _firsts(ordered)
+        first = firsts(ordered)
         return ordered[first], np.add.reduceat(weights[order], first, dtype=np.int64)
     order = np.lexsort(keys.T[::-1])
     ordered = keys[order]

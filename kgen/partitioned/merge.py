@@ -17,6 +17,9 @@ import numpy as np
 from kgen.partitioned import keys as keying
 from kgen.partitioned.part import Chunk, Plan
 
+COUNT_BITS = 31  # a partition's class has fewer than 2**31 rows (its counts are shipped as int32)
+COUNT_MASK = (1 << COUNT_BITS) - 1
+
 
 @dataclass(frozen=True)
 class Figures:
@@ -49,6 +52,14 @@ def combine(chunks: Sequence[Chunk], plan: Plan, reducer: int) -> tuple[np.ndarr
     sizes = np.concatenate([c[2] for c in sparse]).astype(np.int64) if sparse else np.zeros(0, dtype=np.int64)
     if len(sparse) <= 1:
         return keys, sizes
+    if keys.dtype == np.uint32:  # pack key and count into one uint64 and sort that: no permutation to apply
+        packed = keys.astype(np.uint64) << np.uint64(COUNT_BITS)
+        packed |= sizes.astype(np.uint64)
+        packed.sort(kind="stable")  # merges the partitions' sorted runs
+        merged = packed >> np.uint64(COUNT_BITS)
+        first = keying.firsts(merged)
+        counts = np.add.reduceat((packed & np.uint64(COUNT_MASK)).astype(np.int64), first)
+        return merged[first].astype(np.int64), counts
     # the same span everywhere: grouping with weights sums a class's counts over the partitions
     widest = keying.Layout(plan.layout.words, tuple(max(s, 1 << 40) for s in plan.layout.spans)) \
         if keys.ndim == 1 else plan.layout  # never count densely here: the keys are few among the span
