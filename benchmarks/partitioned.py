@@ -1,0 +1,180 @@
+"""Partitioned evaluation (kgen.partitioned) against the in-memory evaluator, and a 20M-row run.
+
+    python -m benchmarks.partitioned equal [--rows 1000000]   # (a) same node, metrics and trace as in memory
+                                                              # (b) CPU of GA batches of 100 nodes, both ways
+    python -m benchmarks.partitioned big [--rows 20000000]    # (c) 20M rows of Parquet, 2 workers of 3 GB
+
+Tables are benchmarks/synthetic.py's columns. `equal` writes the table once as one Parquet file (the
+in-memory path reads it) and as 8 Parquet parts (the partitioned path), and runs both on a 2-worker
+LocalCluster of single-threaded processes on 127.0.0.1. CPU seconds of the partitioned path are the client
+process's (it runs the scheduler too) plus every worker's (resource.getrusage in each worker, before and
+after). `big` writes its parts in a child process, each part from its own seed (no process ever holds the
+table), then measures the client's peak RSS (ru_maxrss of this process) and the workers' peaks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks import synthetic
+
+PARTS = 8
+QIS = list(synthetic.COLUMNS)
+
+
+def usage() -> dict:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return {"cpu": r.ru_utime + r.ru_stime, "maxrss_kb": r.ru_maxrss}
+
+
+def write_parts(folder: Path, rows: int, parts: int, single: bool) -> None:
+    """`parts` Parquet files of rows/parts rows each, part i from seed SEED + i (and the whole table as one
+    file when `single`: the in-memory path's input)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if single:
+        data = synthetic.generate(rows)
+        frame = pd.DataFrame({c: data[c] for c in QIS})
+        frame.to_parquet(folder / "all.parquet", index=False)
+        for i, chunk in enumerate(np.array_split(np.arange(rows), parts)):
+            frame.iloc[chunk].to_parquet(folder / f"part-{i:03d}.parquet", index=False)
+        return
+    for i in range(parts):
+        data = synthetic.generate(rows // parts, seed=synthetic.SEED + i)
+        pd.DataFrame({c: data[c] for c in QIS}).to_parquet(folder / f"part-{i:03d}.parquet", index=False)
+
+
+def cluster(memory_limit: str | None = None):
+    from distributed import Client, LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                     silence_logs=logging.ERROR, memory_limit=memory_limit or "auto")
+    return Client(c, set_as_default=False), c
+
+
+def worker_usage(client) -> dict:
+    return client.run(usage)
+
+
+def cpu_between(client, before: dict, client_before: dict) -> float:
+    after = worker_usage(client)
+    workers = sum(after[w]["cpu"] - before[w]["cpu"] for w in after if w in before)
+    return workers + usage()["cpu"] - client_before["cpu"]
+
+
+def equal(rows: int) -> None:
+    from kgen import api
+    from kgen.config import Config
+    from kgen.partitioned import anonymize_source
+    from kgen.partitioned.run import prepare
+    from kgen.partitioned.source import open_source
+
+    folder = synthetic.cache_dir() / f"partitioned_{rows}"
+    if not (folder / "all.parquet").exists():
+        write_parts(folder, rows, PARTS, single=True)
+    config = Config(qi=QIS, k=2, suppression=0.005, seed=5, max_evaluations=200, options={"population": 100})
+    client, c = cluster()
+    try:
+        # (a) the GA end to end, both ways
+        t, cpu0 = time.perf_counter(), usage()
+        memory = api.prepare(str(folder / "all.parquet"), config)
+        found = api.search(memory)
+        mem_wall, mem_cpu = time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]
+        before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
+        report = anonymize_source(str(folder / "part-*.parquet"), config, None, client=client)
+        part_wall, part_cpu = time.perf_counter() - t, cpu_between(client, before, cpu0)
+        strip = [{k: v for k, v in g.items() if k != "seconds"} for g in found.trace]
+        same = {
+            "node": tuple(report["node"].values()) == found.best.node,
+            "metrics": all(report[f] == getattr(found.best, f) for f in
+                           ("loss", "log", "los", "suppressed", "classes", "smallest_class", "dm", "aecs")),
+            "trace": strip == [{k: v for k, v in g.items() if k != "seconds"} for g in report["trace"]],
+            "evaluations": report["evaluations"] == found.evaluations,
+        }
+        print(json.dumps({"rows": rows, "parts": PARTS, "node": report["node"], "loss": report["loss"],
+                          "evaluations": report["evaluations"], "same": same,
+                          "in_memory": {"wall": round(mem_wall, 1), "cpu": round(mem_cpu, 1)},
+                          "partitioned": {"wall": round(part_wall, 1), "cpu": round(part_cpu, 1),
+                                          "seconds": report["partitioned"]["seconds"],
+                                          "tasks": report["partitioned"]["tasks"]}}), flush=True)
+        # (b) GA-like batches of 100 fresh nodes (uniform in the box), cold caches on both sides, then warm
+        parted = prepare(client, open_source(str(folder / "part-*.parquet")), config)
+        memory.evaluator.clear_cache()
+        rng = np.random.default_rng(11)
+        box = memory.box
+        for label in ("cold", "warm", "warm"):
+            nodes = list(dict.fromkeys(tuple(int(rng.integers(lo, hi + 1)) for lo, hi in zip(box.lower, box.upper))
+                                       for _ in range(100)))
+            t, cpu0 = time.perf_counter(), usage()
+            expected = memory.evaluator.evaluate_many(nodes)
+            mem_wall, mem_cpu = time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]
+            before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
+            got = parted.evaluator.evaluate_many(nodes)
+            wall, cpu = time.perf_counter() - t, cpu_between(client, before, cpu0)
+            print(json.dumps({"batch": label, "nodes": len(nodes), "identical": got == expected,
+                              "in_memory": {"wall": round(mem_wall, 2), "cpu": round(mem_cpu, 2)},
+                              "partitioned": {"wall": round(wall, 2), "cpu": round(cpu, 2)},
+                              "cpu_ratio": round(cpu / mem_cpu, 2)}), flush=True)
+    finally:
+        client.close()
+        c.close()
+
+
+def big(rows: int, evaluations: int) -> None:
+    from kgen.config import Config
+    from kgen.partitioned import anonymize_source
+
+    folder = synthetic.cache_dir() / f"partitioned_big_{rows}"
+    if not (folder / f"part-{PARTS - 1:03d}.parquet").exists():  # in a child: its memory is not ours
+        subprocess.run([sys.executable, "-m", "benchmarks.partitioned", "write", "--rows", str(rows),
+                        "--out", str(folder)], check=True)
+    config = Config(qi=QIS, k=2, suppression=0.005, seed=5, max_evaluations=evaluations,
+                    options={"population": 50})
+    client, c = cluster(memory_limit="3GB")
+    out = folder.parent / f"partitioned_big_{rows}_release"
+    try:
+        before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
+        report = anonymize_source(str(folder / "part-*.parquet"), config, str(out), client=client)
+        wall = time.perf_counter() - t
+        cpu = cpu_between(client, before, cpu0)
+        workers = worker_usage(client)
+        print(json.dumps({"rows": report["rows"], "parts": PARTS, "node": report["node"], "loss": report["loss"],
+                          "suppressed": report["suppressed"], "evaluations": report["evaluations"],
+                          "check": report["check"]["summary"], "wall": round(wall, 1), "cpu": round(cpu, 1),
+                          "seconds": report["partitioned"]["seconds"], "tasks": report["partitioned"]["tasks"],
+                          "client_peak_rss_mb": round(usage()["maxrss_kb"] / 1024, 1),
+                          "worker_peak_rss_mb": [round(w["maxrss_kb"] / 1024, 1) for w in workers.values()],
+                          "released_bytes": sum(os.path.getsize(p) for p in report["partitioned"]["parts"])}),
+              flush=True)
+    finally:
+        client.close()
+        c.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("equal", "big", "write"))
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--evaluations", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if args.mode == "equal":
+        equal(args.rows or 1_000_000)
+    elif args.mode == "big":
+        big(args.rows or 20_000_000, args.evaluations)
+    else:
+        write_parts(args.out, args.rows, PARTS, single=False)
+
+
+if __name__ == "__main__":
+    main()
