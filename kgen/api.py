@@ -564,9 +564,11 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     return finish(prepared, result)
 
 
-def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None
-                          ) -> Result:
-    """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.partitioned`, docs/partitioned.md)."""
+def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
+                          output: str | None = None) -> dict:
+    """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.partitioned`, docs/partitioned.md). The
+    release (when `output`, a new folder, is given) is written and checked there, part by part; returns the
+    report dict."""
     try:  # imported only here: it needs Dask, and only tables beyond one worker need it
         partitioned = importlib.import_module("kgen.partitioned")
     except ModuleNotFoundError as error:
@@ -574,7 +576,7 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
             raise
         raise InputError("--partitioned (Config.partitioned) needs the kgen.partitioned package, which this "
                          "installation of kgen does not have") from None
-    return partitioned.anonymize(data, config, progress=progress)
+    return partitioned.anonymize(data, config, output, progress=progress)
 
 
 def finish(prepared: Prepared, result: SearchResult) -> Result:

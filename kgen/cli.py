@@ -33,7 +33,7 @@ from kgen.algorithms import CUT_POINT, REGISTRY
 from kgen.api import Interrupted
 from kgen.check import SensitiveRule, check_k_anonymity
 from kgen.config import Config
-from kgen.csvio import check_target, same_file, write_csv
+from kgen.csvio import check_target, same_file, write_atomic, write_csv
 from kgen.formulas import escape
 from kgen.hierarchies import find_in_dir
 from kgen.mondrian import command as mondrian_command
@@ -536,7 +536,34 @@ def config_from_args(args: argparse.Namespace, **fixed: object) -> Config:
     return Config(**(values | fixed))  # type: ignore[arg-type]
 
 
+def run_partitioned(args: argparse.Namespace, config: Config) -> int:
+    """`kgen anonymize --partitioned`: the input (a Parquet/CSV glob, folder or file) is read part by part on
+    the Dask workers, the release is a folder of parts (`--output`, new or empty), checked part by part and
+    merged before the parts are renamed into place; the report (default: the folder's name + .json) is written
+    after that check."""
+    if not args.output:
+        raise InputError("--partitioned writes the release as a folder of parts: give --output FOLDER")
+    output = Path(args.output)
+    report = Path(args.report) if args.report else output.with_name(output.name + ".json")
+    protected = protected_inputs(args)
+    check_target(report, protected)
+    if args.html:
+        raise InputError("--html is not available with --partitioned (the report is JSON)")
+    r = api.anonymize_partitioned(args.input, config, ProgressBar(None, enabled_stream(args.quiet)),
+                                  output=str(output))
+    write_atomic(report, reporting.to_json(r), protected)
+    if not args.quiet:
+        node = r.get("node")
+        print(f"kgen: released {output}/ ({len((r.get('partitioned') or {}).get('parts') or [])} parts, node "
+              f"{node}), report {report}; {(r.get('check') or {}).get('summary', '')}")
+    return 0
+
+
 def run_anonymize(args: argparse.Namespace) -> int:
+    if args.partitioned:
+        config = config_from_args(args)
+        config.check()
+        return run_partitioned(args, config)
     output = Path(args.output) if args.output else default_output(args.input)
     report = Path(args.report) if args.report else output.with_suffix(".json")
     protected = protected_inputs(args)

@@ -125,14 +125,41 @@ def test_a_dask_dataframe_gives_the_same_result_as_the_files(client, data) -> No
 
 
 @pytest.mark.slow
-def test_the_entry_point_reads_input_and_output_from_the_config(data, tmp_path: Path) -> None:
-    folder, _, _ = data
+def test_the_command_line_writes_a_checked_folder_of_parts_and_its_report(data, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
 
-    cfg = config(jobs=1, max_evaluations=40)
-    object.__setattr__(cfg, "input", str(folder / "part*.parquet"))
-    object.__setattr__(cfg, "output", str(tmp_path / "release"))
-    report = anonymize(cfg)
-    assert report["check"]["passed"] and len(list((tmp_path / "release").glob("part-*.csv"))) == 4
+    folder, _, _ = data
+    out = tmp_path / "release"
+    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(folder / "part*.parquet"), "--qi",
+                           ",".join(QIS), "--identifier", "person_id", "--k", "3", "--suppression", "0.01",
+                           "--partitioned", "--jobs", "2", "--max-evaluations", "40", "--output", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "release.json").read_text())
+    assert report["verified"]["passed"] and report["check"]["passed"]
+    assert sorted(p.name for p in out.iterdir()) == [f"part-{i:05d}.csv" for i in range(4)]
+
+
+def test_the_api_entry_point_takes_the_data_and_an_output_folder(data, tmp_path: Path) -> None:
+    folder, _, _ = data
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "part-00000.csv").write_text("left from an earlier release\n")
+    with pytest.raises(InputError, match="already exists and is not empty"):
+        anonymize(str(folder / "part*.parquet"), config(jobs=1), str(taken))
+    assert (taken / "part-00000.csv").read_text() == "left from an earlier release\n"
+
+
+def test_the_command_line_refuses_a_partitioned_run_without_an_output_folder(data) -> None:
+    import subprocess
+    import sys
+
+    folder, _, _ = data
+    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(folder / "part*.parquet"), "--qi", "age",
+                           "--k", "2", "--partitioned", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--output FOLDER" in done.stderr
 
 
 @pytest.mark.parametrize(("changes", "words"), [

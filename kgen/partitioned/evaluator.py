@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from fitness.evaluator import Evaluation
-from fitness.metrics import suppression_loss
+from fitness.metrics import suppressed_fraction
 from fitness.models import KAnonymity, PrivacyModel
-from fitness.objective import AverageClassSize, Discernibility, Objective, Precision
+from fitness.objective import Objective, Precision
 from kgen.parallel import ClusterError
 from kgen.partitioned import keys as keying
 from kgen.partitioned.domain import Domain
@@ -30,7 +31,6 @@ from kgen.partitioned.part import Plan, map_batch
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 
-OBJECTIVES = (Precision, Discernibility, AverageClassSize)
 DENSE_SPAN = 1 << 20  # key spans up to this are cut over reducers by range and may be counted densely
 PAIR_BYTES = 12
 
@@ -41,7 +41,7 @@ def unsupported(models: Sequence[PrivacyModel], objective: Objective) -> None:
     for model in models:
         if type(model) is not KAnonymity:
             raise InputError(f"{model.name} is not supported with --partitioned (k-anonymity only)")
-    if not isinstance(objective, OBJECTIVES):
+    if not objective.from_summary:
         raise InputError(f"metric {objective.name!r} is not supported with --partitioned; choose log, dm or aecs")
 
 
@@ -65,11 +65,13 @@ class PartitionedEvaluator:
         self.workers = list(workers)
         self.domain = domain
         self.models = tuple(models)
-        self.k = max(m.k for m in models)  # type: ignore[attr-defined]
+        self.k = max(m.min_class_size for m in models)
         self.suppression_limit = suppression_limit
         self.n = domain.n
         self.max_suppressed = math.floor(suppression_limit * self.n + 1e-9)
         self.heights = domain.heights
+        # what an objective's `summary_loss` reads of a table: its row count and hierarchy heights
+        self.shape = SimpleNamespace(n=self.n, heights=self.heights)
         self.reducers = reducers or max(1, len(set(self.workers)))
         self.batch_bytes = batch_bytes
         self.part_rows = part_rows or self.n
@@ -186,15 +188,9 @@ class PartitionedEvaluator:
         n, suppressed = self.n, f.suppressed
         dm = float(f.squares) + suppressed * n
         log = precision_loss(node, self.heights)
-        if isinstance(self.objective, Precision):
-            loss = log
-        elif isinstance(self.objective, Discernibility):
-            loss = dm / (n * n) if n else 0.0
-        else:
-            groups = f.classes + (1 if suppressed else 0)
-            loss = 0.0 if n <= 1 or groups == 0 else (n / groups - 1.0) / (n - 1.0)
+        loss = self.objective.summary_loss(node, f.classes, suppressed, dm, self.shape)  # type: ignore[arg-type]
         return Evaluation(node=node, feasible=suppressed <= self.max_suppressed, loss=float(loss), log=log,
-                          los=suppression_loss(suppressed, n), suppressed=suppressed, classes=f.classes,
+                          los=suppressed_fraction(suppressed, n), suppressed=suppressed, classes=f.classes,
                           smallest_class=f.smallest, dm=dm, aecs=(n - suppressed) / f.classes if f.classes else 0.0)
 
     def suppressed_keys(self, node: Sequence[int]) -> tuple[Plan, object]:

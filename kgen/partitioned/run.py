@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any
 import dask
 import numpy as np
 
-from fitness.metrics import suppression_loss
+from fitness.metrics import suppressed_fraction
 from fitness.objective import Precision, aecs_normalized, make_objective
 from kgen.algorithms import CUT_POINT, make_search
 from kgen.config import Config
@@ -164,6 +165,15 @@ def search(prepared: Prepared, config: Config, progress: Callable[[int, object],
         problem, Limits(config.max_evaluations, config.time_limit, config.seed, progress))
 
 
+def check_output_folder(folder: str | os.PathLike) -> None:
+    """Refuse (InputError) an output that is not a new or empty folder: parts of an earlier release (or the
+    input's own parts) left beside the new ones would be read as one release."""
+    path = Path(folder)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        what = "is not a folder" if not path.is_dir() else "already exists and is not empty"
+        raise InputError(f"{what}: give a new folder for the release parts (--output)", file=str(path))
+
+
 def release(client: Any, prepared: Prepared, config: Config, node: tuple[int, ...], folder: str) -> list[Written]:
     """The map-only release into `folder`, under temporary names (see kgen.partitioned.release)."""
     Path(folder).mkdir(parents=True, exist_ok=True)
@@ -207,6 +217,8 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
     ClusterError (6).
     """
     started = time.perf_counter()
+    if output is not None:
+        check_output_folder(output)
     source = open_source(data)
     validate(config, source)
     own = client is None
@@ -231,12 +243,17 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
                 discard(written)
                 raise ReleaseCheckError("the written release failed its independent check: "
                                         + check.summary(output, False) + "; nothing was published")
+        try:  # the report before publishing: a failure here publishes nothing and leaves no temporary part
+            report = build_report(prepared, config, result, written, check, output)
+            report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
+                                                "search": round(result.seconds, 3),
+                                                "release_and_check": round(time.perf_counter() - released, 3),
+                                                "total": round(time.perf_counter() - started, 3)}
+        except BaseException:
+            discard(written)
+            raise
+        if written:
             publish(written)
-        report = build_report(prepared, config, result, written, check, output)
-        report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
-                                            "search": round(result.seconds, 3),
-                                            "release_and_check": round(time.perf_counter() - released, 3),
-                                            "total": round(time.perf_counter() - started, 3)}
         return report
     except InputError:
         raise
@@ -289,14 +306,16 @@ def build_report(prepared: Prepared, config: Config, result: SearchResult, writt
         "aecs": e.aecs, "height": int(sum(node)), "evaluations": result.evaluations, "seconds": result.seconds,
         "prepare_seconds": prepared.seconds, "minimal_nodes_found": [list(m) for m in result.minimal],
         "metric": config.metric,
-        "metrics": {"log": e.log, "los": suppression_loss(e.suppressed, n), "dm": e.dm,
+        "metrics": {"log": e.log, "los": suppressed_fraction(e.suppressed, n), "dm": e.dm,
                     "dm_normalized": e.dm / (n * n), "aecs": e.aecs,
-                    "aecs_normalized": aecs_normalized(np.zeros(e.classes, dtype=np.uint8), e.suppressed, n),
+                    "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
                     "height": int(sum(node))},
         "missing": list(config.missing),
         "attributes": attributes,
         "suppressed_rows": suppressed_rows,
         "trace": result.trace,
+        "verified": None if check is None else {"checker": "kgen.partitioned.verify, on the written parts, merged",
+                                                "passed": bool(check.passed)},
         "check": None if check is None else {"passed": check.passed, "summary": check.summary(output or "", False),
                                              "rows": check.rows, "classes": check.classes,
                                              "smallest_class": check.smallest_class,
@@ -307,10 +326,9 @@ def build_report(prepared: Prepared, config: Config, result: SearchResult, writt
     }
 
 
-def anonymize(config: Config, progress: Callable[[int, object], None] | None = None) -> dict:
-    """The `--partitioned` entry point: the input is `config.input` (a glob, folder, file or dask.dataframe) and
-    the release goes to the folder `config.output` (None: search only). Returns the report dict."""
-    data = getattr(config, "input", None)
-    if data is None:
-        raise InputError("--partitioned needs an input (a Parquet/CSV glob or a dask.dataframe)")
-    return anonymize_source(data, config, getattr(config, "output", None), progress=progress)
+def anonymize(data: object, config: Config, output: str | None = None,
+              progress: Callable[[int, object], None] | None = None) -> dict:
+    """The `--partitioned` entry point (`kgen.api.anonymize` with `config.partitioned`): `data` is a Parquet/CSV
+    glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None: search
+    only). Returns the report dict (see `anonymize_source`)."""
+    return anonymize_source(data, config, output, progress=progress)
