@@ -186,7 +186,24 @@ class Search(Protocol):
 
     name: str
 
-    def run(self, problem: Problem, limits: Limits) -> SearchResult: ...
+    def run(self, problem: Problem, limits: Limits) -> SearchResult:
+        """Search `problem` within `limits`.
+
+        Parameters
+        ----------
+        problem : Problem
+            The evaluator, the box and the monotonicity flags.
+        limits : Limits
+            Evaluation budget, time limit (either stops the search with the best found so far), seed and
+            progress callback.
+
+        Returns
+        -------
+        SearchResult
+            The best feasible node evaluated, the minimal ones, why the search stopped; each search's own
+            docstring says what its `best` and `minimal` guarantee.
+        """
+        ...
 
 
 def objective_key(e: Evaluated) -> tuple:

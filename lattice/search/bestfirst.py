@@ -83,21 +83,9 @@ class BestFirst:
     name: str = "bestfirst"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `best`: the optimum when `stopped` is `complete`; `minimal`: the minimal feasible nodes it
-            evaluated (not every k-minimal node: it stops at the optimum's LOG); `params["mode"]` says
-            which of its modes the problem's flags chose.
+        """Search `problem` within `limits` (`Search.run`). The result: `best`: the optimum when `stopped` is
+        `complete`; `minimal`: the minimal feasible nodes it evaluated (not every k-minimal node: it stops at the
+        optimum's LOG); `params["mode"]` says which of its modes the problem's flags chose.
         """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)

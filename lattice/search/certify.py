@@ -157,20 +157,9 @@ class Certify:
     name: str = "certify"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `best`: the best node found; `params["lower_bound"]` the proven bound and `params["optimal"]`
-            whether they meet (a limit stops it with the interval reached so far).
+        """Search `problem` within `limits` (`Search.run`). The result: `best`: the best node found;
+        `params["lower_bound"]` the proven bound and `params["optimal"]` whether they meet (a limit stops it with
+        the interval reached so far).
         """
         require_certifiable(problem)
         if self.solver not in SOLVERS:

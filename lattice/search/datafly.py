@@ -34,20 +34,9 @@ class Datafly:
     name: str = "datafly"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `best` and `minimal`: the node the walk ended on (no optimality guarantee);
-            `params["path"]`, the nodes walked, and `params["rule"]`, how the QI to raise was chosen.
+        """Search `problem` within `limits` (`Search.run`). The result: `best` and `minimal`: the node the walk ended
+        on (no optimality guarantee); `params["path"]`, the nodes walked, and `params["rule"]`, how the QI to raise
+        was chosen.
         """
         budget = Budget(problem, limits, stop_when_box_done=False)  # the walk's node is the answer, not the best
         box = problem.box

@@ -39,19 +39,8 @@ class Exhaustive:
     name: str = "exhaustive"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `best`: the optimum and `minimal`: every k-minimal node, when `stopped` is `complete`.
+        """Search `problem` within `limits` (`Search.run`). The result: `best`: the optimum and `minimal`: every
+        k-minimal node, when `stopped` is `complete`.
         """
         require_limit_beyond(self.name, problem, limits, self.max_nodes,
                              "evaluates every node and keeps each evaluation (about 1 KB)")

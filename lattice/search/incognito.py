@@ -63,20 +63,8 @@ class Incognito:
     name: str = "incognito"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `minimal`: every k-minimal node and `best`: the optimum for any metric, when `stopped` is
-            `complete`.
+        """Search `problem` within `limits` (`Search.run`). The result: `minimal`: every k-minimal node and `best`: the
+        optimum for any metric, when `stopped` is `complete`.
         """
         box = problem.box
         refuse_box_beyond(self.name, box, self.max_nodes)

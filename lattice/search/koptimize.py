@@ -231,20 +231,8 @@ class ChosenNode:
     name: str = "k-optimize"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            The top node's evaluation as `best`, with the cut-point search's evaluations, seconds and
-            `stopped` added to its own.
+        """Search `problem` within `limits` (`Search.run`). The result: The top node's evaluation as `best`, with the
+        cut-point search's evaluations, seconds and `stopped` added to its own.
         """
         if not self.outcome:
             raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "

@@ -83,20 +83,9 @@ class OLA:
     name: str = "ola"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            `minimal`: every k-minimal node (with monotone feasibility); `best`: the optimum when `stopped`
-            is `complete`; `trace`: one record of nodes visited, tag hits and pruned sub-lattices.
+        """Search `problem` within `limits` (`Search.run`). The result: `minimal`: every k-minimal node (with monotone
+        feasibility); `best`: the optimum when `stopped` is `complete`; `trace`: one record of nodes visited, tag
+        hits and pruned sub-lattices.
         """
         if problem.monotone_feasibility:
             require_limit_beyond(self.name, problem, limits, self.max_nodes,

@@ -53,21 +53,9 @@ class Samarati:
     name: str = "samarati"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
-        """Search `problem` within `limits`.
-
-        Parameters
-        ----------
-        problem : Problem
-            The evaluator, the box and the monotonicity flags.
-        limits : Limits
-            Evaluation budget, time limit (either stops it with the best found so far).
-
-        Returns
-        -------
-        SearchResult
-            When `stopped` is `complete`: `minimal`, every k-minimal node of the lowest feasible height;
-            `best`, the one the objective prefers (not the LOG optimum in general); `params["probes"]`,
-            the heights probed.
+        """Search `problem` within `limits` (`Search.run`). The result: When `stopped` is `complete`: `minimal`, every
+        k-minimal node of the lowest feasible height; `best`, the one the objective prefers (not the LOG optimum in
+        general); `params["probes"]`, the heights probed.
         """
         budget = Budget(problem, limits)
         box = problem.box
