@@ -140,24 +140,25 @@ def test_ctrl_c_in_the_python_api_raises_interrupted_with_the_best_so_far() -> N
 def test_partitioned_runs_go_to_kgen_partitioned(monkeypatch) -> None:
     calls = []
     fake = types.ModuleType("kgen.partitioned")
-    fake.anonymize = lambda data, config, progress=None: calls.append((data, config, progress)) or "partitioned"
+    fake.anonymize = lambda data, config, output=None, progress=None: calls.append(
+        (data, config, output, progress)) or "partitioned"
     monkeypatch.setitem(sys.modules, "kgen.partitioned", fake)
     config, progress = Config(qi=["a"], k=2, partitioned=True), Recorder([])
     assert api.anonymize("data/*.parquet", config, progress) == "partitioned"
-    assert calls == [("data/*.parquet", config, progress)]
+    assert calls == [("data/*.parquet", config, None, progress)]
 
 
 def test_the_command_line_gives_a_partitioned_run_the_path_unread(people: Path, tmp_path: Path,
                                                                    monkeypatch) -> None:
     seen = []
 
-    def anonymize(data, config, progress=None):
-        seen.append(data)
+    def anonymize(data, config, output=None, progress=None):
+        seen.append((data, output))
         raise InputError("stop here")
 
     monkeypatch.setitem(sys.modules, "kgen.partitioned", types.SimpleNamespace(anonymize=anonymize))
-    assert cli.main(anonymize_argv(people, tmp_path / "out.csv", "--partitioned")) == 2
-    assert seen == [str(people)]
+    assert cli.main(anonymize_argv(people, tmp_path / "parts", "--partitioned")) == 2
+    assert seen == [(str(people), str(tmp_path / "parts"))]
 
 
 def test_partitioned_without_its_package_is_one_input_error(monkeypatch) -> None:
