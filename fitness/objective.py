@@ -59,6 +59,11 @@ class Objective(Protocol):
         The call needs `suppressed_rows` (indices of the suppressed rows); the evaluator then builds them.
     from_summary : bool
         `summary_loss` gives the loss from the released class count, the suppressed count and DM alone.
+    node_only : bool
+        The loss depends on the node alone (LOG), so searches know it before evaluating the node.
+    separable : bool
+        With nothing suppressed the loss is a sum over QIs of a cost per level, and a suppressed cell costs the
+        most (NCP, Loss, entropy): the certified search and every report's lower bound use those costs.
     """
 
     name: str
@@ -66,6 +71,8 @@ class Objective(Protocol):
     monotone_without_suppression: bool
     needs_rows: bool
     from_summary: bool
+    node_only: bool
+    separable: bool
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int, table: EncodedTable,
                  suppressed_rows: np.ndarray | None = None) -> float:
@@ -146,6 +153,8 @@ class Precision:
     monotone_without_suppression: ClassVar[bool] = True
     needs_rows: ClassVar[bool] = False
     from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = True
+    separable: ClassVar[bool] = False
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
@@ -168,6 +177,8 @@ class Discernibility:
     monotone_without_suppression: ClassVar[bool] = True
     needs_rows: ClassVar[bool] = False
     from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
@@ -194,6 +205,8 @@ class AverageClassSize:
     monotone_without_suppression: ClassVar[bool] = True
     needs_rows: ClassVar[bool] = False
     from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
@@ -335,6 +348,8 @@ class CellCostObjective:
     monotone_without_suppression: ClassVar[bool] = True
     needs_rows: ClassVar[bool] = True
     from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:

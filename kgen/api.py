@@ -22,7 +22,7 @@ from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedTable, code_dtype, encode_codes
 from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
-from fitness.objective import CellCostObjective, Precision, make_objective
+from fitness.objective import make_objective
 from kgen import hierarchies as hierarchy_specs
 from kgen import parallel
 from kgen import report as reporting
@@ -62,7 +62,7 @@ class Prepared:
         """The search problem; `evaluator` (e.g. another evaluator of the same table) replaces ours."""
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
                        self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
-                       loss_is_log=isinstance(self.evaluator.objective, Precision),
+                       loss_is_log=bool(self.evaluator.objective.node_only),
                        level_costs=self.level_costs)
 
     @property
@@ -71,7 +71,7 @@ class Prepared:
         entropy: a sum over QIs of a per-level cost, a suppressed cell costing the most); None otherwise.
         Measured through the objective itself: one QI raised at a time from the bottom."""
         objective = self.evaluator.objective
-        if not isinstance(objective, CellCostObjective):
+        if not objective.separable:
             return None
         table, heights = self.encoded, self.heights
         none = np.zeros(0, dtype=np.int64)
