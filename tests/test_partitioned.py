@@ -229,11 +229,12 @@ def test_partitions_chunks_merge_to_the_classes_of_all_rows(span: int) -> None:
     assert np.array_equal(np.concatenate([m[1] for m in merged]), expected[1])
 
 
-def test_kgen_starts_workers_without_the_nannys_malloc_trim_setting() -> None:
+def test_kgen_starts_workers_without_the_nannys_malloc_trim_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     from kgen.partitioned.run import local_cluster
 
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # what an earlier cluster's nanny leaves in this process
     cluster = local_cluster(1)
     try:
         with distributed.Client(cluster, set_as_default=False) as c:
@@ -241,3 +242,4 @@ def test_kgen_starts_workers_without_the_nannys_malloc_trim_setting() -> None:
     finally:
         cluster.close()
     assert list(seen.values()) == [(None, "1")]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"
