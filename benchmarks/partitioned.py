@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +36,8 @@ QIS = list(synthetic.COLUMNS)
 
 def usage() -> dict:
     r = resource.getrusage(resource.RUSAGE_SELF)
-    return {"cpu": r.ru_utime + r.ru_stime, "maxrss_kb": r.ru_maxrss}
+    return {"cpu": r.ru_utime + r.ru_stime, "sys": r.ru_stime, "maxrss_kb": r.ru_maxrss,
+            "trim": os.environ.get("MALLOC_TRIM_THRESHOLD_")}
 
 
 def write_parts(folder: Path, rows: int, parts: int, single: bool) -> None:
@@ -55,10 +57,11 @@ def write_parts(folder: Path, rows: int, parts: int, single: bool) -> None:
 
 
 def cluster(memory_limit: str | None = None):
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                     silence_logs=logging.ERROR, memory_limit=memory_limit or "auto")
+    from kgen.partitioned.run import local_cluster
+
+    c = local_cluster(2, memory_limit)
     return Client(c, set_as_default=False), c
 
 
@@ -66,18 +69,20 @@ def worker_usage(client) -> dict:
     return client.run(usage)
 
 
-def cpu_between(client, before: dict, client_before: dict) -> float:
+def cpu_split(client, before: dict, client_before: dict) -> tuple[float, float]:
+    """CPU seconds since `before` of the client process (scheduler included) and of all workers."""
     after = worker_usage(client)
     workers = sum(after[w]["cpu"] - before[w]["cpu"] for w in after if w in before)
-    return workers + usage()["cpu"] - client_before["cpu"]
+    return usage()["cpu"] - client_before["cpu"], workers
 
 
-def equal(rows: int) -> None:
+def cpu_between(client, before: dict, client_before: dict) -> float:
+    return sum(cpu_split(client, before, client_before))
+
+
+def equal(rows: int, batches_only: bool = False) -> None:
     from kgen import api
     from kgen.config import Config
-    from kgen.partitioned import anonymize_source
-    from kgen.partitioned.run import prepare
-    from kgen.partitioned.source import open_source
 
     folder = synthetic.cache_dir() / f"partitioned_{rows}"
     if not (folder / "all.parquet").exists():
@@ -85,49 +90,71 @@ def equal(rows: int) -> None:
     config = Config(qi=QIS, k=2, suppression=0.005, seed=5, max_evaluations=200, options={"population": 100})
     client, c = cluster()
     try:
-        # (a) the GA end to end, both ways
         t, cpu0 = time.perf_counter(), usage()
         memory = api.prepare(str(folder / "all.parquet"), config)
-        found = api.search(memory)
-        mem_wall, mem_cpu = time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]
-        before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
-        report = anonymize_source(str(folder / "part-*.parquet"), config, None, client=client)
-        part_wall, part_cpu = time.perf_counter() - t, cpu_between(client, before, cpu0)
-        strip = [{k: v for k, v in g.items() if k != "seconds"} for g in found.trace]
-        same = {
-            "node": tuple(report["node"].values()) == found.best.node,
-            "metrics": all(report[f] == getattr(found.best, f) for f in
-                           ("loss", "log", "los", "suppressed", "classes", "smallest_class", "dm", "aecs")),
-            "trace": strip == [{k: v for k, v in g.items() if k != "seconds"} for g in report["trace"]],
-            "evaluations": report["evaluations"] == found.evaluations,
-        }
-        print(json.dumps({"rows": rows, "parts": PARTS, "node": report["node"], "loss": report["loss"],
-                          "evaluations": report["evaluations"], "same": same,
-                          "in_memory": {"wall": round(mem_wall, 1), "cpu": round(mem_cpu, 1)},
-                          "partitioned": {"wall": round(part_wall, 1), "cpu": round(part_cpu, 1),
-                                          "seconds": report["partitioned"]["seconds"],
-                                          "tasks": report["partitioned"]["tasks"]}}), flush=True)
-        # (b) GA-like batches of 100 fresh nodes (uniform in the box), cold caches on both sides, then warm
-        parted = prepare(client, open_source(str(folder / "part-*.parquet")), config)
-        memory.evaluator.clear_cache()
-        rng = np.random.default_rng(11)
-        box = memory.box
-        for label in ("cold", "warm", "warm"):
-            nodes = list(dict.fromkeys(tuple(int(rng.integers(lo, hi + 1)) for lo, hi in zip(box.lower, box.upper))
-                                       for _ in range(100)))
-            t, cpu0 = time.perf_counter(), usage()
-            expected = memory.evaluator.evaluate_many(nodes)
-            mem_wall, mem_cpu = time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]
-            before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
-            got = parted.evaluator.evaluate_many(nodes)
-            wall, cpu = time.perf_counter() - t, cpu_between(client, before, cpu0)
-            print(json.dumps({"batch": label, "nodes": len(nodes), "identical": got == expected,
-                              "in_memory": {"wall": round(mem_wall, 2), "cpu": round(mem_cpu, 2)},
-                              "partitioned": {"wall": round(wall, 2), "cpu": round(cpu, 2)},
-                              "cpu_ratio": round(cpu / mem_cpu, 2)}), flush=True)
+        if not batches_only:
+            search_both(memory, (time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]), client, folder, config, rows)
+        batches(memory, client, folder, config)
     finally:
         client.close()
         c.close()
+
+
+def search_both(memory, prepared: tuple[float, float], client, folder: Path, config, rows: int) -> None:
+    """(a) the GA end to end, both ways: the same node, metrics and trace."""
+    from kgen import api
+    from kgen.partitioned import anonymize_source
+
+    t, cpu0 = time.perf_counter(), usage()
+    found = api.search(memory)
+    mem_wall, mem_cpu = time.perf_counter() - t + prepared[0], usage()["cpu"] - cpu0["cpu"] + prepared[1]
+    before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
+    report = anonymize_source(str(folder / "part-*.parquet"), config, None, client=client)
+    part_wall, part_cpu = time.perf_counter() - t, cpu_between(client, before, cpu0)
+    strip = [{k: v for k, v in g.items() if k != "seconds"} for g in found.trace]
+    same = {
+        "node": tuple(report["node"].values()) == found.best.node,
+        "metrics": all(report[f] == getattr(found.best, f) for f in
+                       ("loss", "log", "los", "suppressed", "classes", "smallest_class", "dm", "aecs")),
+        "trace": strip == [{k: v for k, v in g.items() if k != "seconds"} for g in report["trace"]],
+        "evaluations": report["evaluations"] == found.evaluations,
+    }
+    print(json.dumps({"rows": rows, "parts": PARTS, "node": report["node"], "loss": report["loss"],
+                      "evaluations": report["evaluations"], "same": same,
+                      "in_memory": {"wall": round(mem_wall, 1), "cpu": round(mem_cpu, 1)},
+                      "partitioned": {"wall": round(part_wall, 1), "cpu": round(part_cpu, 1),
+                                      "seconds": report["partitioned"]["seconds"],
+                                      "tasks": report["partitioned"]["tasks"]}}), flush=True)
+
+
+def batches(memory, client, folder: Path, config) -> None:
+    """(b) GA-like batches of 100 fresh nodes (uniform in the box), cold caches on both sides, then warm."""
+    from kgen.partitioned.run import prepare
+    from kgen.partitioned.source import open_source
+
+    parted = prepare(client, open_source(str(folder / "part-*.parquet")), config)
+    memory.evaluator.clear_cache()
+    rng = np.random.default_rng(11)
+    box = memory.box
+    for label in ("cold", "warm", "warm"):
+        nodes = list(dict.fromkeys(tuple(int(rng.integers(lo, hi + 1)) for lo, hi in zip(box.lower, box.upper))
+                                   for _ in range(100)))
+        t, cpu0 = time.perf_counter(), usage()
+        expected = memory.evaluator.evaluate_many(nodes)
+        mem_wall, mem_cpu = time.perf_counter() - t, usage()["cpu"] - cpu0["cpu"]
+        before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
+        got = parted.evaluator.evaluate_many(nodes)
+        wall, (client_cpu, workers_cpu) = time.perf_counter() - t, cpu_split(client, before, cpu0)
+        after = worker_usage(client)
+        workers_sys = sum(after[w]["sys"] - before[w]["sys"] for w in after if w in before)
+        cpu = client_cpu + workers_cpu
+        print(json.dumps({"batch": label, "nodes": len(nodes), "identical": got == expected,
+                          "in_memory": {"wall": round(mem_wall, 2), "cpu": round(mem_cpu, 2)},
+                          "partitioned": {"wall": round(wall, 2), "cpu": round(cpu, 2),
+                                          "client_cpu": round(client_cpu, 2), "workers_cpu": round(workers_cpu, 2),
+                                          "workers_sys": round(workers_sys, 2),
+                                          "workers_trim": sorted({str(w["trim"]) for w in after.values()})},
+                          "cpu_ratio": round(cpu / mem_cpu, 2)}), flush=True)
 
 
 def big(rows: int, evaluations: int) -> None:
@@ -141,7 +168,7 @@ def big(rows: int, evaluations: int) -> None:
     config = Config(qi=QIS, k=2, suppression=0.005, seed=5, max_evaluations=evaluations,
                     options={"population": 50})
     client, c = cluster(memory_limit="3GB")
-    out = folder.parent / f"partitioned_big_{rows}_release"
+    out = Path(tempfile.mkdtemp(prefix=f"partitioned_big_{rows}_release_", dir=folder.parent)) / "release"
     try:
         before, cpu0, t = worker_usage(client), usage(), time.perf_counter()
         report = anonymize_source(str(folder / "part-*.parquet"), config, str(out), client=client)
@@ -159,6 +186,7 @@ def big(rows: int, evaluations: int) -> None:
     finally:
         client.close()
         c.close()
+        shutil.rmtree(out.parent, ignore_errors=True)  # 2 GB of CSV: measured, not kept
 
 
 def main() -> None:
@@ -167,9 +195,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--evaluations", type=int, default=100)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--batches-only", action="store_true", help="equal: only the batches of 100 nodes (b)")
     args = parser.parse_args()
     if args.mode == "equal":
-        equal(args.rows or 1_000_000)
+        equal(args.rows or 1_000_000, args.batches_only)
     elif args.mode == "big":
         big(args.rows or 20_000_000, args.evaluations)
     else:

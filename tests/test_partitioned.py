@@ -205,3 +205,41 @@ def test_keys_of_several_words_group_like_numpy() -> None:
     assert counts.sum() == 5000 and np.array_equal(np.sort(counts), np.sort(expected_counts))
     decoded = keying.unfold(found, plan)
     assert np.array_equal(np.stack([decoded[i] for i in plan.qis], axis=1), expected)
+
+
+@pytest.mark.parametrize("span", [60, 5000, 10_000_000, 1 << 40])
+def test_partitions_chunks_merge_to_the_classes_of_all_rows(span: int) -> None:
+    """Dense, split (singleton keys alone) and sparse chunks, mixed over partitions, sum every class."""
+    from kgen.partitioned.merge import combine
+    from kgen.partitioned.part import Plan, split
+
+    rng = np.random.default_rng(span % 1000)
+    lay = keying.Layout((((0, span),),), (span,))
+    plan = Plan((0,), lay, tuple(keying.bounds(span, 3)) if span <= 1 << 20 else None)
+    rows, chunks = [], []
+    for _ in range(5):
+        own = np.concatenate([rng.integers(0, span, int(rng.integers(0, 3000))), rng.integers(0, 40, 60)])
+        rows.append(own)
+        chunks.append(split(*keying.group(own, lay), plan, 3))
+    kinds = {c[0] for part in chunks for c in part}
+    assert kinds <= {"dense", "split", "sparse"}
+    merged = [combine([part[r] for part in chunks], plan, r) for r in range(3)]
+    expected = np.unique(np.concatenate(rows), return_counts=True)
+    assert np.array_equal(np.concatenate([m[0] for m in merged]), expected[0])
+    assert np.array_equal(np.concatenate([m[1] for m in merged]), expected[1])
+
+
+def test_kgen_starts_workers_without_the_nannys_malloc_trim_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from kgen.partitioned.run import local_cluster
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # what an earlier cluster's nanny leaves in this process
+    cluster = local_cluster(1)
+    try:
+        with distributed.Client(cluster, set_as_default=False) as c:
+            seen = c.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
+    finally:
+        cluster.close()
+    assert list(seen.values()) == [(None, "1")]
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"

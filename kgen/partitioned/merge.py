@@ -36,20 +36,52 @@ class Figures:
                        self.squares + other.squares)
 
 
+def pairs(chunk: Chunk) -> tuple[np.ndarray, np.ndarray]:
+    """A non-dense chunk as (keys, counts)."""
+    if chunk[0] == "sparse":
+        return chunk[1], chunk[2]
+    _, singles, keys, counts = chunk
+    return np.concatenate([singles, keys]), np.concatenate([np.ones(singles.size, dtype=np.int32), counts])
+
+
+def merge_split(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
+    """The summed classes of "split" chunks (one-word uint32 keys): one stable sort of the keys alone merges
+    the sorted runs (a class's key appears once per partition holding it); each class's size is the number
+    of its appearances plus, for the classes with more than one row in a partition, that count less one."""
+    singles = [c[1] for c in chunks]
+    keys = [c[2] for c in chunks]
+    every = np.concatenate(singles + keys)
+    if every.size == 0:
+        return every.astype(np.int64), np.zeros(0, dtype=np.int64)
+    every.sort(kind="stable")  # merges the partitions' sorted runs
+    first = keying.firsts(every)
+    distinct = every[first]
+    sizes = np.diff(np.append(first, every.size))
+    several = np.concatenate(keys)
+    if several.size:
+        counts = np.concatenate([c[3] for c in chunks]).astype(np.int64)
+        np.add.at(sizes, np.searchsorted(distinct, several), counts - 1)
+    return distinct.astype(np.int64), sizes
+
+
 def combine(chunks: Sequence[Chunk], plan: Plan, reducer: int) -> tuple[np.ndarray, np.ndarray]:
     """The summed classes (keys, sizes) of one node from every partition's chunk for this reducer."""
     dense = [c[1] for c in chunks if c[0] == "dense"]
-    sparse = [c for c in chunks if c[0] == "sparse"]
+    rest = [c for c in chunks if c[0] != "dense"]
     if dense:
         assert plan.ranges is not None
         low = plan.ranges[reducer]
         total = np.sum(dense, axis=0, dtype=np.int64)
-        for _, keys, sizes in sparse:
-            np.add.at(total, keys - low, sizes)
+        for chunk in rest:
+            keys, sizes = pairs(chunk)
+            np.add.at(total, keys.astype(np.int64) - low, sizes)
         present = np.flatnonzero(total)
         return present + low, total[present]
-    keys = np.concatenate([c[1] for c in sparse]) if sparse else keying.fold({}, plan.layout, 0)
-    sizes = np.concatenate([c[2] for c in sparse]).astype(np.int64) if sparse else np.zeros(0, dtype=np.int64)
+    if rest and all(c[0] == "split" for c in rest):
+        return merge_split(rest)
+    sparse = [pairs(c) for c in rest]
+    keys = np.concatenate([c[0] for c in sparse]) if sparse else keying.fold({}, plan.layout, 0)
+    sizes = np.concatenate([c[1] for c in sparse]).astype(np.int64) if sparse else np.zeros(0, dtype=np.int64)
     if len(sparse) <= 1:
         return keys, sizes
     if keys.dtype == np.uint32:  # pack key and count into one uint64 and sort that: no permutation to apply

@@ -22,7 +22,8 @@ import numpy as np
 from kgen.partitioned import keys as keying
 from lattice.node import Node
 
-Chunk = tuple  # ("dense", counts) over the reducer's key range, or ("sparse", keys, counts)
+Chunk = tuple  # ("dense", counts) over the reducer's key range, ("split", singletons, keys, counts) or
+# ("sparse", keys, counts): see `split`
 
 
 @dataclass(eq=False)
@@ -136,9 +137,11 @@ class Part:
 
 def split(keys: np.ndarray, sizes: np.ndarray, plan: Plan, reducers: int) -> list[Chunk]:
     """A partition's classes of one node cut into one chunk per reducer: dense count vectors over each
-    reducer's key range when the span is small and well filled, else sorted key/count pairs. One-word keys
-    are cut by key range (a binary search in the sorted keys: no pass over them), shipped as uint32 when the
-    span allows; multi-word keys by hash."""
+    reducer's key range when the span is small and well filled, else sorted keys. One-word keys are cut by
+    key range (a binary search in the sorted keys: no pass over them); when the span fits uint32 they are
+    shipped as ("split", singletons, keys, counts): the keys of one-row classes alone (4 bytes each; a low
+    node's classes are nearly all singletons) and key/count pairs for the rest. Multi-word keys go by hash
+    as ("sparse", keys, counts)."""
     sizes = sizes.astype(np.int32)  # a class of one partition has fewer than 2**31 rows: 4 bytes shipped, not 8
     if keys.ndim == 1:
         ranges = plan.ranges or keying.bounds(plan.layout.span, reducers)
@@ -146,10 +149,17 @@ def split(keys: np.ndarray, sizes: np.ndarray, plan: Plan, reducers: int) -> lis
         if plan.ranges is not None and span <= 2 * keys.shape[0]:  # dense: 4 bytes per key, a pair 8-12 per class
             dense = np.bincount(keys, weights=sizes, minlength=span).astype(np.int32)
             return [("dense", dense[ranges[r]:ranges[r + 1]]) for r in range(reducers)]
-        if span <= 1 << 32:
-            keys = keys.astype(np.uint32)
         cuts = np.searchsorted(keys, ranges)
-        return [("sparse", keys[cuts[r]:cuts[r + 1]], sizes[cuts[r]:cuts[r + 1]]) for r in range(reducers)]
+        if span > 1 << 32:
+            return [("sparse", keys[cuts[r]:cuts[r + 1]], sizes[cuts[r]:cuts[r + 1]]) for r in range(reducers)]
+        keys = keys.astype(np.uint32)
+        single = sizes == 1
+        out: list[Chunk] = []
+        for r in range(reducers):
+            part = slice(cuts[r], cuts[r + 1])
+            one, k, s = single[part], keys[part], sizes[part]
+            out.append(("split", k[one], k[~one], s[~one]))
+        return out
     owner = keying.bucket(keys, reducers)
     return [("sparse", keys[owner == r], sizes[owner == r]) for r in range(reducers)]
 

@@ -41,17 +41,38 @@ from lattice.search.base import Limits, Problem, SearchResult
 MERGE_FAN_IN = 4
 
 
+# Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap threshold at
+# 128 KiB: every large temporary array of a map or reduce task is then mapped fresh and page-faulted in
+# (measured: about a third of the workers' CPU went to the kernel). The LocalCluster kgen starts leaves
+# glibc's adaptive defaults, as in the in-memory process. (A nanny also copies the variable into its parent's
+# environment, so after any earlier cluster of this process it is inherited: it is left out while spawning.)
+TRIM_VARIABLE = "MALLOC_TRIM_THRESHOLD_"
+WORKER_ENVIRON = {f"distributed.nanny.pre-spawn-environ.{TRIM_VARIABLE}": None}
+
+
+def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
+    """A LocalCluster of `workers` single-threaded worker processes on 127.0.0.1 (see WORKER_ENVIRON)."""
+    from distributed import LocalCluster
+
+    inherited = os.environ.pop(TRIM_VARIABLE, None)
+    try:
+        with dask.config.set(WORKER_ENVIRON):
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                dashboard_address=None, silence_logs=logging.ERROR,
+                                memory_limit=memory_limit or "auto")
+    finally:
+        if inherited is not None:
+            os.environ[TRIM_VARIABLE] = inherited
+
+
 def open_cluster(config: Config, memory_limit: str | None = None) -> tuple[Any, Any]:
     """A Dask client: to `config.scheduler`, or to a LocalCluster of `config.jobs` single-threaded worker
     processes on 127.0.0.1 (at least 1). Returns (client, cluster or None); ClusterError (exit 6) when the
     scheduler cannot be reached or has no worker."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if config.scheduler is None:
-        workers = max(1, config.jobs if config.jobs > 0 else 2)
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.ERROR,
-                               memory_limit=memory_limit or "auto")
+        cluster = local_cluster(max(1, config.jobs if config.jobs > 0 else 2), memory_limit)
         return Client(cluster, set_as_default=False), cluster
     try:
         client = Client(config.scheduler, set_as_default=False, timeout=f"{config.connect_timeout}s")
