@@ -68,6 +68,7 @@ def test_pruning_does_not_change_the_adult_optimum(adult: Table, adult_dir: Path
     assert full.report["log"] == pruned.report["log"] == 0.6875
 
 
+@pytest.mark.slow  # over 4 s: runs in .ci/run's second step
 def test_mapping_dataframe_and_csv_give_the_same_release(adult: Table, adult_dir: Path, tmp_path: Path) -> None:
     pd = pytest.importorskip("pandas")
     data = adult_subset(adult, 1500)

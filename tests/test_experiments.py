@@ -129,6 +129,7 @@ def test_cargo_has_the_papers_3942_rows_without_the_trailing_line_of_commas():
     assert all(v != "" for v in cargo.table.column("nr"))
 
 
+@pytest.mark.slow  # over 5 s: runs in .ci/run's second step
 def test_plots_redraw_into_the_out_folder_and_leave_the_results_folder_untouched(tmp_path):
     results = common.RESULTS
     before = {p.name: p.stat().st_mtime_ns for p in results.glob("*.png")}

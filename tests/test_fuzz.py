@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -171,6 +172,7 @@ def read(path: Path, separator: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_bytes().decode("utf-8"), newline=""), delimiter=separator))
 
 
+@pytest.mark.slow  # over 5 s: runs in .ci/run's second step
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_every_run_ends_in_a_documented_error_or_a_release_that_passes_check(s: Scenario) -> None:

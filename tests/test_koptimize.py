@@ -119,6 +119,7 @@ def test_k_optimize_refuses_l_diversity() -> None:
         api.prepare(columns, Config(qi=["age"], k=2, sensitive=["d"], l=2, algorithm="k-optimize"))
 
 
+@pytest.mark.slow  # over 5 s: runs in .ci/run's second step
 def test_cli_k_optimize_release_passes_kgen_check_and_reports_the_cost(tmp_path: Path, capsys) -> None:
     source = tmp_path / "t.csv"
     source.write_text("age,sex,x\n" + "".join(f"{20 + (i * 11) % 37},{'MF'[i % 2]},{i}\n" for i in range(120)))

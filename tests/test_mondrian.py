@@ -300,6 +300,7 @@ def kgen(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 QI_ARG = ",".join(poker.QIS)
 
 
+@pytest.mark.slow  # over 4 s: runs in .ci/run's second step
 def test_kgen_mondrian_writes_a_verified_release_and_report_that_kgen_check_accepts(tmp_path):
     poker.write_csv(tmp_path / "poker.csv", rows=4000, seed=1)
     done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",

@@ -78,6 +78,7 @@ def test_bar_stays_silent_off_a_terminal_and_before_its_delay() -> None:
     assert stream.getvalue() == ""
 
 
+@pytest.mark.slow  # over 5 s: runs in .ci/run's second step
 def test_bar_moves_on_a_terminal_during_a_real_search(tmp_path: Path) -> None:
     """`kgen anonymize` with a time limit on a pseudo-terminal: the bar's percentage grows toward 100."""
     names = [f"q{j}" for j in range(12)]  # 4^12 nodes: far more than the search can evaluate in 3 s

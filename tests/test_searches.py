@@ -263,6 +263,7 @@ def test_ga_trace_has_one_record_per_generation_with_the_documented_fields(adult
     assert result.params["max_evaluations"] == 200 and result.params["crossover"] == 0.9
 
 
+@pytest.mark.slow  # over 5 s: runs in .ci/run's second step
 def test_ga_defaults_to_the_paper_parameters_and_budget():
     ga = KGen()
     assert (ga.population, ga.crossover, ga.mutation, ga.tournsize, ga.selection) == (100, 0.9, 0.2, 2, "tournament")
