@@ -135,14 +135,15 @@ def test_ragged_row_names_its_row_and_its_line(tmp_path, capsys):
     source = write(tmp_path, "ragged.csv", 'age,zip,note\n30,111,"two\nlines"\n31,112\n')
     line = refused(capsys, source)
     assert f"{source}, row 2, line 4: has 2 fields but the header has 3" in line
-    assert "112" not in line
+    assert "112" not in line.replace(str(source), "")  # the temporary folder's name may hold any digits
 
 
 def test_bytes_that_are_not_utf8_name_row_line_and_column_and_show_only_the_field(tmp_path, capsys):
     source = write(tmp_path, "latin1.csv", "age,city,note\n30,Zürich,secret\n31,Genève,x\n".encode("latin-1"))
     line = refused(capsys, source, qi="age,city")
     assert f"{source}, row 1, column 'city': is not UTF-8: line 2 has byte 0xfc: 'Z\\\\xfcrich'" in line
-    assert "re-save the file as UTF-8" in line and "30" not in line and "secret" not in line
+    shown = line.replace(str(source), "")  # the temporary folder's name may hold any digits (pytest-300)
+    assert "re-save the file as UTF-8" in line and "30" not in shown and "secret" not in shown
 
 
 def test_utf16_file_is_recognized(tmp_path, capsys):
@@ -675,7 +676,8 @@ def test_a_long_value_is_cut_to_40_characters_in_the_message(tmp_path, capsys):
     source = write(tmp_path, "text.csv", PEOPLE.replace("\n36,", f'\n"{secret}",'))
     line = refused(capsys, source)
     assert f"{source}, row 5, column 'age': value {secret[:40]!r}... is text in a numeric column" in line
-    assert "6789" not in line and "14853" not in line  # neither the rest of the field nor the rest of the row
+    shown = line.replace(str(source), "")  # the temporary folder's name may hold any digits
+    assert "6789" not in shown and "14853" not in shown  # neither the rest of the field nor the rest of the row
 
 
 def test_rows_are_data_rows_blank_lines_not_counted_and_lines_are_physical(tmp_path, capsys):
