@@ -231,6 +231,12 @@ class NodeEvaluator:
             bad |= model.violating(partition, self.table)
         return bad
 
+    def blank_copy(self) -> NodeEvaluator:
+        """A CPU evaluator of the same table, models, suppression limit, objective and kernel, with nothing
+        computed and no runner: what a parallel runner ships to its workers (a DeviceEvaluator's copy is a CPU
+        evaluator too)."""
+        return NodeEvaluator(self.table, self.models, self.suppression_limit, self.objective, self.kernel)
+
     def cached(self, node: Sequence[int]) -> Evaluation | None:
         """The node's evaluation if it was evaluated before, else None (nothing is computed).
 

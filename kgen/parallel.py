@@ -219,13 +219,6 @@ class DaskLogsMuted:
         self.handlers = set()
 
 
-def worker_copy(evaluator: NodeEvaluator) -> NodeEvaluator:
-    """A CPU evaluator of the same table, models, limit, objective and kernel, with nothing computed yet and
-    no runner: what is shipped to workers, and what each computing thread gets."""
-    return NodeEvaluator(evaluator.table, evaluator.models, evaluator.suppression_limit, evaluator.objective,
-                         evaluator.kernel)
-
-
 class WorkerTable:
     """The evaluator a worker received (its table shared by the worker's threads) and, per thread that
     computes, an evaluator of its own over that table (an evaluator's roll-up state is not thread-safe)."""
@@ -238,7 +231,7 @@ class WorkerTable:
         """This thread's evaluator (made on the thread's first task)."""
         mine = getattr(self._here, "evaluator", None)
         if mine is None:
-            mine = self._here.evaluator = worker_copy(self.shipped)
+            mine = self._here.evaluator = self.shipped.blank_copy()
         return mine
 
 
@@ -381,7 +374,7 @@ class ParallelRunner:
             # also removed if the runner is dropped unclosed, or at interpreter exit
             self._remove_folder = weakref.finalize(self, shutil.rmtree, self._folder, True)
             path = os.path.join(self._folder, "evaluator.joblib")
-            joblib.dump(worker_copy(self.evaluator), path)
+            joblib.dump(self.evaluator.blank_copy(), path)
             self._payload = SharedTable(uuid.uuid4().hex, path)
         else:
             self._start_dask()
@@ -412,7 +405,7 @@ class ParallelRunner:
         self.workers = max(1, sum(self._client.nthreads().values()))
         self._plugin = f"kgen-table-{uuid.uuid4().hex}"
         try:
-            self._client.register_plugin(TablePlugin(worker_copy(self.evaluator)), name=self._plugin)
+            self._client.register_plugin(TablePlugin(self.evaluator.blank_copy()), name=self._plugin)
         except (OSError, CancelledError) as error:
             raise self._lost(error) from None
         except Exception as error:  # noqa: BLE001 - raised by a worker: its kgen cannot load our table

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
-from fitness.models import KAnonymity, PrivacyModel
+from fitness.models import PrivacyModel
 from fitness.objective import Objective, Precision
 from kgen.parallel import ClusterError
 from kgen.partitioned import keys as keying
@@ -38,8 +38,9 @@ PAIR_BYTES = 12
 def unsupported(models: Sequence[PrivacyModel], objective: Objective) -> None:
     """InputError (one line) for a privacy model or metric the partitioned evaluator cannot compute from its
     per-node scalars."""
-    for model in models:
-        if type(model) is not KAnonymity:
+    for model in models:  # the reducers count rows per class: a model must be a class-size rule, nothing more
+        rule = model.count_rule
+        if rule is None or rule.column is not None:
             raise InputError(f"{model.name} is not supported with --partitioned (k-anonymity only)")
     if not objective.from_summary:
         raise InputError(f"metric {objective.name!r} is not supported with --partitioned; choose log, dm or aecs")
@@ -65,7 +66,7 @@ class PartitionedEvaluator:
         self.workers = list(workers)
         self.domain = domain
         self.models = tuple(models)
-        self.k = max(m.min_class_size for m in models)
+        self.k = max(m.count_rule.min_rows for m in models)  # type: ignore[union-attr] (checked above)
         self.suppression_limit = suppression_limit
         self.n = domain.n
         self.max_suppressed = math.floor(suppression_limit * self.n + 1e-9)
