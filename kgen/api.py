@@ -572,10 +572,14 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
     try:  # imported only here: it needs Dask, and only tables beyond one worker need it
         partitioned = importlib.import_module("kgen.partitioned")
     except ModuleNotFoundError as error:
-        if error.name != "kgen.partitioned":
-            raise
-        raise InputError("--partitioned (Config.partitioned) needs the kgen.partitioned package, which this "
-                         "installation of kgen does not have") from None
+        missing = (error.name or "").partition(".")[0]
+        if error.name == "kgen.partitioned":
+            raise InputError("--partitioned (Config.partitioned) needs the kgen.partitioned package, which this "
+                             "installation of kgen does not have") from None
+        if missing in ("dask", "distributed", "pandas", "pyarrow"):
+            raise InputError(f"--partitioned needs {missing}: pip install \"kgen[distributed,pandas,parquet]\""
+                             ) from None
+        raise
     return partitioned.anonymize(data, config, output, progress=progress)
 
 

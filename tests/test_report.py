@@ -218,3 +218,13 @@ def test_write_release_records_the_figures_of_the_check_that_ran(tmp_path: Path)
     report = json.loads(write_release(result, tmp_path / "out.csv").read_text())
     assert report["verified"]["passed"] is True and report["verified"]["rows"] == 60
     assert report["verified"]["classes"] == report["classes"]
+
+
+def test_partitioned_without_dask_is_one_input_error_naming_the_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "kgen.partitioned", None)
+    monkeypatch.delitem(sys.modules, "kgen.partitioned")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if Dask's extra were not installed
+    for name in [m for m in sys.modules if m.startswith("kgen.partitioned.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(InputError, match=r"--partitioned needs distributed: pip install"):
+        api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))

@@ -1,11 +1,13 @@
 """Row-partitioned evaluation on Dask, for tables that do not fit one process (issue 15, docs/partitioned.md).
 
-`anonymize(config, progress=None)` is the `--partitioned` route (input `config.input`, release folder
-`config.output`); `anonymize_source(data, config, output=...)` takes a glob or a dask.dataframe directly;
+`anonymize(data, config, output, progress=None)` is the `--partitioned` route (`kgen.api.anonymize` with
+`config.partitioned`); `anonymize_source(data, config, output=...)` also takes a client of yours;
 `PartitionedEvaluator` is the evaluator for your own searches.
 """
 
 from __future__ import annotations
+
+import distributed  # noqa: F401 (imported first: without Dask's extra, kgen.api reports the missing package in one line)
 
 from kgen.partitioned.evaluator import PartitionedEvaluator
 from kgen.partitioned.run import anonymize, anonymize_source, open_cluster, prepare
