@@ -1,11 +1,16 @@
-"""Tables encoded for evaluation: per QI and level, a dense integer code per row."""
+"""Tables encoded for evaluation: per QI and level, a dense integer code per row.
+
+A level's codes per row are what the kernel groups; they are made from the leaf codes and a small
+leaf -> level map (`LevelCodes`) the first time a node at that level is evaluated, and kept: a level the
+search never visits costs nothing, and a table sent to a worker carries the leaf codes and the maps only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -14,13 +19,64 @@ from lattice.hierarchy import Hierarchy
 T = TypeVar("T")
 
 
+class LevelCodes(Sequence[np.ndarray]):
+    """The codes per row of one QI at every level: level 0 the leaf codes; level L >= 1 the leaf codes read
+    through `maps[L - 1]` (each leaf's code at level L), made on first use and kept."""
+
+    __slots__ = ("leaf", "maps", "_made")
+
+    def __init__(self, leaf: np.ndarray, maps: Sequence[np.ndarray]) -> None:
+        self.leaf = leaf
+        self.maps = tuple(maps)
+        self._made: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.maps) + 1
+
+    @overload
+    def __getitem__(self, level: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, level: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, level: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(level, slice):
+            return [self[i] for i in range(len(self))[level]]
+        if level < 0:
+            level += len(self)
+        if not 0 <= level < len(self):
+            raise IndexError(level)
+        if level == 0:
+            return self.leaf
+        made = self._made.get(level)
+        if made is None:
+            leaf_to_level = self.maps[level - 1]
+            if not self.leaf.size or not leaf_to_level.any():  # one value at this level: a read-only view of 0s
+                made = np.broadcast_to(np.zeros(1, dtype=leaf_to_level.dtype), self.leaf.shape)
+            else:
+                made = leaf_to_level[self.leaf]
+            self._made[level] = made
+        return made
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[level] for level in range(len(self)))
+
+    def __getstate__(self) -> tuple:
+        return self.leaf, self.maps  # the made levels are not shipped: a worker makes its own
+
+    def __setstate__(self, state: tuple) -> None:
+        self.leaf, self.maps = state
+        self._made = {}
+
+
 @dataclass(frozen=True, eq=False)
 class EncodedQI:
     """One quasi-identifier. `codes[L][r]` is row r's value at level L as a dense code in
-    [0, cards[L]); `labels[L][c]` is the generalized value that code c stands for."""
+    [0, cards[L]); `labels[L][c]` is the generalized value that code c stands for. `codes` is a tuple of
+    arrays or a `LevelCodes` (levels made on first use)."""
 
     name: str
-    codes: tuple[np.ndarray, ...]
+    codes: Sequence[np.ndarray]
     labels: tuple[tuple[str, ...], ...]
 
     @property
@@ -30,6 +86,15 @@ class EncodedQI:
     @cached_property
     def cards(self) -> tuple[int, ...]:  # cached: read on every node evaluation
         return tuple(len(lab) for lab in self.labels)
+
+    def leaf_map(self, level: int) -> np.ndarray:
+        """The level-`level` code of each leaf (level-0) code, as int64 (leaf codes are dense: every leaf
+        occurs). Read from the maps when the levels are `LevelCodes`, else from the rows."""
+        if isinstance(self.codes, LevelCodes):
+            return np.arange(self.cards[0]) if level == 0 else self.codes.maps[level - 1].astype(np.int64)
+        out = np.zeros(self.cards[0], dtype=np.int64)
+        out[self.codes[0]] = self.codes[level]
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +169,10 @@ def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hiera
     in the narrowest integer type (`code_dtype`); level 0 shares `leaf_codes` when it already is (no copy)."""
     leaf_codes = narrow(np.asarray(leaf_codes), len(leaves))
     codes, labels = [], []
+    arrays = hierarchy.levels
+    if arrays is not None and (arrays.leaves is leaves or tuple(leaves) == arrays.leaves):
+        # a hierarchy held as arrays over these very leaves: its maps are the levels (made per row on first use)
+        return EncodedQI(name, LevelCodes(leaf_codes, arrays.maps), (arrays.leaves, *arrays.labels))
     paths = [hierarchy.paths[v] for v in leaves]  # each leaf's labels at every level (`Hierarchy.generalize`)
     for level in range(hierarchy.height + 1):
         if level == 0:

@@ -23,7 +23,8 @@ _U32 = 1 << 32
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
-def _count_limit(n: int) -> int:
+def count_limit(n: int) -> int:
+    """The largest key span that `count_keys` counts with `np.bincount` for n rows (past it, it sorts)."""
     return max(4 * n, 1 << 16)
 
 
@@ -80,7 +81,7 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
     if n == 0:
         return KeyCounts(_EMPTY, _EMPTY if values else None, _EMPTY if ids else None,
                          _EMPTY if representatives else None)
-    if span <= _count_limit(n):
+    if span <= count_limit(n):
         counts = np.bincount(key, weights=weights, minlength=span)
         if weights is None:
             present = counts > 0

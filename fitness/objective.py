@@ -256,10 +256,8 @@ class CellCosts:
 
 
 def leaf_map(qi: EncodedQI, level: int) -> np.ndarray:
-    """The level-`level` code of each leaf (level-0) code (leaf codes are dense: every leaf occurs)."""
-    out = np.zeros(qi.cards[0], dtype=np.int64)
-    out[qi.codes[0]] = qi.codes[level]
-    return out
+    """The level-`level` code of each leaf (level-0) code (`EncodedQI.leaf_map`)."""
+    return qi.leaf_map(level)
 
 
 def hierarchy_share(qi: EncodedQI, level: int) -> np.ndarray:

@@ -55,7 +55,7 @@ class LevelMaps:
         if known is None:
             column = self.table.qis[qi]
             known = np.zeros(column.cards[low], dtype=np.int32)
-            known[column.codes[low]] = column.codes[high]
+            known[column.leaf_map(low)] = column.leaf_map(high)  # from the leaves: no pass over the rows
             self._maps[(qi, low, high)] = known
         return known
 
@@ -126,6 +126,7 @@ class RollupCache:
         self.maps = LevelMaps(self.table)
         self._held = 0
         self._nodes = np.zeros((0, len(self.table.qis)), dtype=np.int32)
+        self._leaf_counts: dict[int, np.ndarray] = {}  # per QI, the rows holding each leaf (`projection`)
         self._keys: list[Node] = []
         self.hits = 0
         self.misses = 0
@@ -148,8 +149,12 @@ class RollupCache:
         return self._anchor
 
     def source_for(self, node: Sequence[int]) -> ClassTable | None:
-        """The cached table of a node <= `node` with the fewest classes, if it is worth rolling up from."""
-        best = self.anchor()
+        """The cached table of a node <= `node` with the fewest classes, if it is worth rolling up from.
+
+        The bottom node's table (`anchor`) is built only for a node that the direct kernel could not simply
+        count: one whose key spans more values than `np.bincount` takes (a node near the top, as pre-pruning
+        evaluates them, costs one count over the rows, less than building the anchor)."""
+        best = self.anchor() if self._anchored or not self._countable(node) else None
         if self._keys:
             below = np.flatnonzero(np.all(self._nodes <= np.asarray(node, dtype=np.int32), axis=1))
             for i in below:
@@ -160,6 +165,36 @@ class RollupCache:
         if best is None or best.count > self.max_fraction * n or n - best.count < self.min_saving:
             return None
         return best
+
+    def projection(self, node: Node, qi: int | None) -> ClassTable:
+        """The class table of a node where every QI but `qi` (or every QI) is generalized to one value: the
+        classes are `qi`'s values at its level, so their sizes are its leaves' counts summed per value (a
+        roll-up from the QI's own leaf histogram, counted once per QI): work per distinct value, not per row.
+        The same table as `direct` gives (classes in increasing code order)."""
+        codes: list[np.ndarray | None] = [None] * len(self.table.qis)
+        if qi is None:
+            return ClassTable(node, np.array([self.table.n] if self.table.n else [], dtype=np.int64), tuple(codes))
+        column = self.table.qis[qi]
+        counts = self._leaf_counts.get(qi)
+        if counts is None:
+            counts = self._leaf_counts[qi] = np.bincount(column.codes[0], minlength=column.cards[0])
+        level = node[qi]
+        card = column.cards[level]
+        per_value = np.bincount(column.leaf_map(level), weights=counts, minlength=card) if level else counts
+        present = np.flatnonzero(per_value)
+        codes[qi] = present.astype(np.uint8 if card <= 1 << 8 else np.uint16 if card <= 1 << 16 else np.int32)
+        return ClassTable(node, per_value[present].astype(np.int64), tuple(codes))
+
+    def _countable(self, node: Sequence[int]) -> bool:
+        """Whether the direct kernel counts `node`'s classes with one `np.bincount` (its key's span, the
+        product of its levels' cardinalities, is within the kernel's counting limit)."""
+        limit = kernel.count_limit(self.table.n)
+        span = 1
+        for qi, level in zip(self.table.qis, node):
+            span *= qi.cards[level]
+            if span > limit:
+                return False
+        return True
 
     @property
     def active(self) -> bool:
@@ -173,8 +208,12 @@ class RollupCache:
         if known is not None:
             self._tables.move_to_end(node)
             return known
-        source = self.source_for(node)
-        if source is not None:
+        varying = [i for i, (qi, level) in enumerate(zip(self.table.qis, node)) if qi.cards[level] > 1]
+        source = self.source_for(node) if len(varying) > 1 else None
+        if len(varying) <= 1 and self.active:
+            self.hits += 1  # one QI left: its classes are its values, counted from its leaves (`projection`)
+            result = self.projection(node, varying[0] if varying else None)
+        elif source is not None:
             self.hits += 1
             if source.node in self._tables:
                 self._tables.move_to_end(source.node)

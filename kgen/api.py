@@ -38,6 +38,7 @@ from lattice.pruning import minimum_levels
 from lattice.search.base import Evaluator, Limits, Problem, SearchResult, Stopped
 
 SUPPRESSED = "*"
+INTEGER_TEXT = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,6 +259,19 @@ def normalize_codes(codes: np.ndarray, labels: Sequence[str], tokens: tuple[str,
     return mapping[codes], new_labels, token
 
 
+def integer_labels(values: Sequence[str], tokens: tuple[str, ...]) -> np.ndarray | None:
+    """The labels of a coded column as integers, when the reader found them all canonical integers (so
+    stripping changes nothing) and none of them is a missing-value token (a token such as `-1` may be one);
+    else None (`normalize_codes` then works on the strings)."""
+    numbers = getattr(values, "numbers", None)
+    if numbers is None:
+        return None
+    for token in tokens:
+        if INTEGER_TEXT.fullmatch(token) and str(int(token)) == token and bool((numbers == int(token)).any()):
+            return None
+    return numbers
+
+
 def stripped_codes(codes: np.ndarray, labels: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
     """A sensitive column's codes over its sorted distinct values, stripped of surrounding blanks."""
     codes, labels, _ = normalize_codes(codes, labels, ())
@@ -321,12 +335,18 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     tokens = tuple(config.missing)
     hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
     for column in config.qi:  # per distinct value, and per row only array operations (codes)
-        codes, labels, token = normalize_codes(*table.codes(column), tokens)
-        values = CodedColumn(codes, labels)
-        distinct = [v for v in labels if v != token]
+        numbers = integer_labels(table.column(column), tokens)
+        if numbers is not None:  # canonical integers, no missing token among them: nothing to normalize
+            values = table.column(column)
+            codes, labels, token, distinct = values.codes, values.labels, None, values.labels  # type: ignore[attr-defined]
+        else:
+            codes, labels, token = normalize_codes(*table.codes(column), tokens)
+            values = CodedColumn(codes, labels)
+            distinct = [v for v in labels if v != token]
         hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
                                                     config.hierarchy_dir, table.source,
-                                                    column_values=values, row_number=table.row_number)
+                                                    column_values=values, row_number=table.row_number,
+                                                    numbers=numbers)
         hierarchies[column], sources[column], qi_values[column] = hierarchy, source, values
         encoded_qis.append(encode_codes(column, codes, labels, hierarchy))
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}

@@ -17,6 +17,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -104,13 +105,16 @@ def _text(raw: io.BufferedReader, errors: str = "strict") -> TextIO:
 @dataclass(frozen=True)
 class CodedCSV:
     """A CSV file read into columns: per column, an integer code per data row and the distinct strings
-    (`labels`, sorted), so that `labels[codes[r]]` is data row r's field."""
+    (`labels`, sorted), so that `labels[codes[r]]` is data row r's field. `numbers`, per column, holds the
+    labels as integers (`numbers[i] == int(labels[i])`) when pyarrow's reader found every value of the column
+    to be a canonical integer, else None (or is empty: the csv-module reader does not look)."""
 
     header: tuple[str, ...]
     codes: tuple[np.ndarray, ...]
     labels: tuple[tuple[str, ...], ...]
     separator: str
     rows: int
+    numbers: tuple[np.ndarray | None, ...] = ()
 
 
 class _ColumnEncoder:
@@ -180,9 +184,163 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
     raise _not_utf8(path, separator)
 
 
-ARROW_BLOCK = 1 << 22  # bytes pyarrow parses at a time; a longer line makes it fail (and the csv module decides)
+ARROW_BLOCK = 1 << 22  # bytes pyarrow parses per block: the threads of its reader share a slice's blocks
+ARROW_SLICE = 1 << 24  # bytes of the file handed to pyarrow's reader at once: bounds the strings held
 _QUOTE, _CR, _LF, _NUL = 34, 13, 10, 0
 QUOTE_BLOCK = 1 << 22  # bytes looked at a time for quotes (its masks are transient memory: keep it small)
+MAX_MAGNITUDE = 10**18  # a column is read as numbers only below this in absolute value (sort keys fit int64)
+_POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # 10 .. 10^18: a number's digit count by binary search
+_MINUS, _NINE = ord("-"), ord("9")
+
+
+def digit_count(magnitude: np.ndarray) -> np.ndarray:
+    """The number of decimal digits of each non-negative integer below 10^18 (1 for 0)."""
+    return np.searchsorted(_POWERS, magnitude, side="right") + 1
+
+
+def decimal_order(numbers: np.ndarray) -> np.ndarray:
+    """The permutation that sorts distinct integers (|v| < 10^18) as their decimal strings sort, i.e. as
+    `sorted(map(str, numbers))` does (`-10` < `-2` < `0` < `10` < `9`), computed on the numbers.
+
+    A `-` sorts before every digit, so the negative numbers come first; within a sign the strings compare
+    digit by digit and a prefix comes first: the order of (the magnitude padded with zeros to the longest
+    length, the length)."""
+    magnitude = np.abs(numbers.astype(np.int64, copy=False))
+    digits = digit_count(magnitude)
+    longest = int(digits.max()) if digits.size else 1
+    padded = magnitude * (10 ** (longest - digits)).astype(np.int64)
+    return np.lexsort((digits, padded, numbers >= 0))
+
+
+def integers(chunked: object) -> tuple[np.ndarray, int] | None:
+    """A pyarrow string column as integers, with the total length of its values, when every value is an
+    integer below 10^18 in absolute value written with digits and `-` only; else None. Whether each is
+    written as `str(int)` writes it is decided on the distinct values (`numbers_as_codes`).
+
+    The bytes may only be `-` to `9` (digits, `-`, and `.` `/`, which the cast refuses); pyarrow's cast then
+    accepts exactly `-?[0-9]+` (an overflow fails it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    length = 0
+    for chunk in chunked.chunks:  # type: ignore[attr-defined]
+        if not len(chunk):
+            continue
+        buffers = chunk.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
+        if chunk.null_count or offsets[-1] == offsets[0] or buffers[2] is None:
+            return None  # only empty fields
+        data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if data.min() < _MINUS or data.max() > _NINE:
+            return None
+        length += int(offsets[-1] - offsets[0])
+    try:
+        numbers = pc.cast(chunked, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if numbers.size:
+        low, high = int(numbers.min()), int(numbers.max())
+        if low <= -MAX_MAGNITUDE or high >= MAX_MAGNITUDE:
+            return None
+        if -(1 << 31) <= low and high < 1 << 31:
+            numbers = numbers.astype(np.int32)
+    return numbers, length
+
+
+def numbers_as_codes(numbers: np.ndarray, length: int) -> tuple[np.ndarray, tuple[str, ...], np.ndarray] | None:
+    """Codes, sorted labels and the labels as integers of a column of integers whose values have `length`
+    characters in all; None unless every value is written the one way `str(int)` writes it.
+
+    The labels are the distinct numbers' strings in string order (the order of every other column), found
+    on the numbers (a table of presence when their range is small, else a sort). A leading zero or `-0`
+    only lengthens a value, so the values are canonical exactly when `length` is the sum over the rows of
+    their canonical lengths (digits, plus one for a sign), which is counted per distinct value."""
+    if not numbers.size:
+        return np.zeros(0, dtype=np.uint8), (), np.zeros(0, dtype=np.int64)
+    low, high = int(numbers.min()), int(numbers.max())
+    shifted = numbers.astype(np.intp)  # the index type: bincount and the lookup below convert no further
+    if low:
+        shifted -= low
+    if high - low < max(4 * numbers.size, 1 << 20):
+        counts = np.bincount(shifted, minlength=high - low + 1)
+        distinct = np.flatnonzero(counts)
+        counts = counts[distinct]
+        distinct += low
+        order = decimal_order(distinct)
+        rank = np.zeros(high - low + 1, dtype=code_dtype(distinct.size))
+        rank[distinct[order] - low] = np.arange(distinct.size)
+        codes = rank[shifted]
+    else:
+        distinct, inverse, counts = np.unique(shifted.astype(np.int64), return_inverse=True, return_counts=True)
+        distinct += low
+        order = decimal_order(distinct)
+        rank = np.empty(distinct.size, dtype=code_dtype(distinct.size))
+        rank[order] = np.arange(distinct.size)
+        codes = rank[inverse.reshape(-1)]
+    canonical = digit_count(np.abs(distinct)) + (distinct < 0)
+    if int(np.dot(canonical, counts)) != length:
+        return None
+    distinct = distinct[order]
+    return codes, tuple(map(str, distinct.tolist())), distinct
+
+
+class _ArrowColumn:
+    """One column as pyarrow reads it, slice by slice: integers while every value is one (`integers`), else
+    dictionary-encoded strings. A column that turns to text after integers were kept (a `?` in a later slice)
+    is `lost`: whether the integers were written canonically is only known at the end, so it is read again
+    as text (`_read_coded_arrow`)."""
+
+    __slots__ = ("numbers", "length", "chunks", "lost")
+
+    def __init__(self, text: bool = False) -> None:
+        self.numbers: list[np.ndarray] | None = None if text else []
+        self.length = 0
+        self.chunks: list[object] = []
+        self.lost = False
+
+    def add(self, column: object) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.lost:
+            return
+        if self.numbers is not None:
+            read = integers(column)
+            if read is not None:
+                self.numbers.append(read[0])
+                self.length += read[1]
+                return
+            self.lost, self.numbers = bool(self.numbers), None
+            if self.lost:
+                return
+        encoded = pc.dictionary_encode(column)
+        self.chunks.extend(encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded])
+
+    def finish(self) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None] | None:
+        """(codes, sorted labels, the labels as integers or None); None when the column must be read again as
+        text (lost, or integers not all canonical: `007`)."""
+        import pyarrow as pa
+
+        if self.lost:
+            return None
+        if self.numbers is not None:
+            numbers = (np.concatenate(self.numbers) if len(self.numbers) > 1 else self.numbers[0] if self.numbers
+                       else np.zeros(0, dtype=np.int64))
+            self.numbers = None
+            return numbers_as_codes(numbers, self.length)
+        dictionary = pa.dictionary(pa.int32(), pa.string())
+        encoded = pa.chunked_array(self.chunks, type=dictionary).combine_chunks()  # the slices' dictionaries unified
+        self.chunks = []
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+        distinct = encoded.dictionary.to_pylist()
+        del encoded
+        if distinct and max(map(len, distinct)) > csv.field_size_limit():
+            raise ValueError("a field longer than the csv module accepts")  # it reads the file and says so
+        present = (np.bincount(indices, minlength=len(distinct)) > 0).tolist()  # labels that occur, sorted as the
+        order = sorted((i for i in range(len(distinct)) if present[i]), key=distinct.__getitem__)  # csv reader's
+        rank = np.zeros(len(distinct), dtype=code_dtype(len(order)))
+        rank[order] = np.arange(len(order))
+        return rank[indices], tuple(distinct[i] for i in order), None
 
 
 def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
@@ -209,8 +367,11 @@ def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
             data = np.frombuffer(block, dtype=np.uint8)
             if pending_close and not closes_before[data[0]]:
                 return None
-            if (data == _NUL).any():
+            if b"\0" in block:
                 return None
+            if count % 2 == 0 and b'"' not in block:  # no quote, and the block starts outside quotes
+                pending_close, previous = False, int(data[-1])
+                continue
             quotes = np.flatnonzero(data == _QUOTE)
             opening = (np.arange(quotes.size) + count) % 2 == 0
             before = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], previous)
@@ -231,19 +392,42 @@ def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
         raw.seek(0)
 
 
+def _slices(raw: io.BufferedReader) -> Iterator[memoryview]:
+    """The file in pieces of about ARROW_SLICE bytes, each ending at a line end (the rest of a cut line
+    starts the next piece). A piece without any line end means a line longer than a slice: the generator
+    stops with a `ValueError` (the csv module then reads the file)."""
+    rest = b""
+    while block := raw.read(ARROW_SLICE):
+        data = rest + block if rest else block
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        if cut == 0:
+            if len(data) >= ARROW_SLICE:
+                raise ValueError("a line longer than a slice")
+            rest = data
+            continue
+        rest = data[cut:]
+        yield memoryview(data)[:cut]  # no copy of the slice
+    if rest:
+        yield memoryview(rest)
+
+
 def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
     """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a well-quoted file
     (`_well_quoted`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
-    rectangular, with a header whose names pass `check_header`. Every value is read as a string (never as a
-    number: `007` stays `007`) and dictionary-encoded by pyarrow, so no Python object is made per row; the
-    file is streamed a block at a time, so that only int32 codes and each block's dictionary are held, never
-    a string column. None when pyarrow is missing or anything is unusual (a stray quote, a blank line of
-    spaces, a ragged row, bytes that are not UTF-8, a line longer than ARROW_BLOCK): the csv-module reader
-    then reads the file, and gives its errors, with the same messages as ever. On the files both accept, both
+    rectangular, with a header whose names pass `check_header`.
+
+    The file goes to pyarrow a slice at a time (ARROW_SLICE bytes, parsed by its threads), so that only one
+    slice's strings are ever held. Every value is read as a string (never as a number: `007` stays `007`);
+    a column whose every value is an integer (`integers`) is kept as integers and coded from its distinct
+    numbers when they are all written canonically (`numbers_as_codes`; else the file is read a second time
+    with that column as text), any other is dictionary-encoded by pyarrow; no Python object is made per row.
+    None when pyarrow is missing or anything is unusual (a stray quote, a blank line of spaces, a ragged row,
+    bytes that are not UTF-8, a line longer than a slice): the csv-module reader then reads the file, and
+    gives its errors, with the same messages as ever. On the files both accept, both
     give the same columns (tests/test_table.py compares them)."""
     try:
         import pyarrow as pa
-        import pyarrow.csv as pacsv
+        import pyarrow.csv  # noqa: F401 (the reader is there)
     except ImportError:
         return None
     lines = [line for line in _LINE_BREAK.split(head, 1000)[:1000] if line]
@@ -256,52 +440,72 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
         return None  # the csv-module reader gives the message
     if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
         return None
-    dictionary = pa.dictionary(pa.int32(), pa.string())
-    pool = pa.default_memory_pool()
-    chunks: list[list | None] = [[] for _ in raw_header]
-    try:  # streamed, a block at a time: each column's values held as int32 codes and per-block dictionaries only
-        reader = pacsv.open_csv(
-            raw, read_options=pacsv.ReadOptions(block_size=ARROW_BLOCK),
-            parse_options=pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True,
-                                             escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(column_types={c: dictionary for c in raw_header},
-                                                 strings_can_be_null=False, quoted_strings_can_be_null=False))
-        if list(reader.schema.names) != raw_header:
+    text: set[int] = set()  # columns to read as text from the start
+    try:
+        for _ in range(2):  # a second pass only for columns that looked like integers but were not all canonical
+            columns = _arrow_pass(raw, raw_header, separator, text)
+            again = {position for position, column in enumerate(columns) if column[0] is None}
+            if not again:
+                break
+            text |= again
+        else:
             return None
-        for batch in reader:
-            for position, column in enumerate(batch.columns):
-                chunks[position].append(column)  # type: ignore[union-attr]
-            del batch, column
-            pool.release_unused()  # the block's parse buffers: the allocator would keep them resident
     except (pa.ArrowException, OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return None
     finally:
         raw.seek(0)
-    rows = sum(len(chunk) for chunk in chunks[0]) if chunks else 0  # type: ignore[union-attr]
-    codes, labels = [], []
-    for position in range(len(chunks)):
-        column = pa.chunked_array(chunks[position], type=dictionary)
-        chunks[position] = None  # free each column's blocks once it is encoded
-        if not rows:
-            codes.append(np.zeros(0, dtype=np.uint8))
-            labels.append(())
+    rows = columns[0][0].size if columns else 0  # type: ignore[union-attr]
+    return CodedCSV(header, tuple(c for c, _, _ in columns), tuple(lab for _, lab, _ in columns), separator,  # type: ignore[misc]
+                    rows, tuple(n for _, _, n in columns))
+
+
+def _arrow_pass(raw: io.BufferedReader, header: list[str], separator: str, text: set[int]
+                ) -> list[tuple[np.ndarray | None, tuple[str, ...], np.ndarray | None]]:
+    """One read of the file by pyarrow, a slice at a time: per column (codes, labels, numbers), or
+    (None, (), None) for a column that must be read again as text. Raises pyarrow's errors."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    raw.seek(0)
+    pool = pa.default_memory_pool()
+    columns = [_ArrowColumn(position in text) for position in range(len(header))]
+    parse = pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True, escape_char=False,
+                               newlines_in_values=False, ignore_empty_lines=True)
+    convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False,
+                                   quoted_strings_can_be_null=False)
+    options = pacsv.ReadOptions(column_names=header, block_size=ARROW_BLOCK)
+    for number, piece in enumerate(_slices(raw)):
+        if not number:  # the header is the first line that is not empty (`_read_coded_arrow`): skip past it
+            head = bytes(piece[:HEAD_BYTES])
+            start = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+            while start < len(head) and head[start] in b"\r\n":
+                start += 1
+            ends = [at for at in (head.find(b"\n", start), head.find(b"\r", start)) if at >= 0]
+            if not ends:
+                if len(piece) > len(head):
+                    raise ValueError("a header longer than the head")  # the csv module reads such a file
+                ends = [len(piece)]
+            end = min(ends)
+            bytes(piece[start:end]).decode("utf-8")  # a header that is not UTF-8: the csv module says where
+            piece = piece[end + 1:]
+        if not len(piece):
             continue
-        encoded = column.combine_chunks()  # one dictionary for the column (the blocks' ones unified)
-        del column
-        indices = encoded.indices.to_numpy(zero_copy_only=False)
-        distinct = encoded.dictionary.to_pylist()
-        del encoded
-        if distinct and max(map(len, distinct)) > csv.field_size_limit():
-            return None  # the csv module refuses a field this long
-        present = (np.bincount(indices, minlength=len(distinct)) > 0).tolist()  # labels that occur, sorted as the
-        order = sorted((i for i in range(len(distinct)) if present[i]), key=distinct.__getitem__)  # csv reader's
-        rank = np.zeros(len(distinct), dtype=code_dtype(len(order)))
-        rank[order] = np.arange(len(order))
-        codes.append(rank[indices])
-        del indices
-        labels.append(tuple(distinct[i] for i in order))
-        pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
-    return CodedCSV(header, tuple(codes), tuple(labels), separator, rows)
+        data = pacsv.read_csv(pa.py_buffer(piece), read_options=options, parse_options=parse,
+                              convert_options=convert)
+        del piece
+        with ThreadPoolExecutor(_threads()) as threads:  # casts and numpy release the GIL: columns side by side
+            list(threads.map(_ArrowColumn.add, columns, data.columns))
+        del data
+        pool.release_unused()  # the slice's strings: the allocator would keep them resident
+    with ThreadPoolExecutor(_threads()) as threads:
+        out = [finished or (None, (), None) for finished in threads.map(_ArrowColumn.finish, columns)]
+    pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
+    return out
+
+
+def _threads() -> int:
+    """Threads for per-column work while reading: the usable cores, at most 4."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 def _lines(text: TextIO, name: str) -> Iterator[str]:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.csvio import read_rows
+from kgen.csvio import code_dtype, decimal_order, read_rows
 from kgen.table import CodedColumn
 from lattice import builders
 from lattice.errors import InputError, clip
-from lattice.hierarchy import TOP, Hierarchy
+from lattice.hierarchy import TOP, Hierarchy, Levels
 
 HierarchySpec = "str | os.PathLike | Hierarchy | Sequence[Mapping[str, str]]"
 
@@ -48,8 +48,9 @@ def is_number(value: str) -> bool:
     return builders.is_number(value)
 
 
-def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
-    """The hierarchy for `column` from a spec, given the column's distinct non-missing values."""
+def build(column: str, spec: object, values: Sequence[str], numbers: np.ndarray | None = None) -> Hierarchy:
+    """The hierarchy for `column` from a spec, given the column's distinct non-missing values (and, when the
+    reader knows them, the values as integers: `decimal_levels`)."""
     if isinstance(spec, Hierarchy):
         return spec
     if isinstance(spec, (list, tuple)):
@@ -57,6 +58,8 @@ def build(column: str, spec: object, values: Sequence[str]) -> Hierarchy:
     text = str(spec)
     kind, _, argument = text.partition(":")
     if kind == "decimal":
+        if numbers is not None and len(values):
+            return decimal_levels(column, values, numbers)
         fast = decimal_of_integers(column, values)
         return fast if fast is not None else builders.decimal_hierarchy(column, values)
     if kind == "intervals":
@@ -107,13 +110,49 @@ def decimal_of_integers(column: str, values: Sequence[str]) -> Hierarchy | None:
     return Hierarchy(column, paths, len(levels) - 1, f"decimal hierarchy of {column!r}", parents)
 
 
-def default_spec(column: str, values: Sequence[str], source: str | None = None) -> str:
+def decimal_levels(column: str, values: Sequence[str], numbers: np.ndarray) -> Hierarchy:
+    """`decimal_of_integers` for a column whose distinct values are known as integers (`numbers[i]` is the
+    integer `values[i]` writes canonically; `values` sorted, as the reader gives them): the hierarchy as
+    arrays (`lattice.hierarchy.Levels`), with no Python object per value. The same paths, levels and label
+    order as the builder (tests compare them): a level's labels `[low, high]` sort as their lows' strings
+    do, since `,` sorts before `-` and the digits."""
+    if not len(values):
+        raise ValueError("decimal_levels needs values")
+    numbers = np.asarray(numbers, dtype=np.int64)
+    numeric = np.argsort(numbers, kind="stable")  # the leaves in numeric order: a level's lows never decrease
+    ordered = numbers[numeric]
+    height = max(1, len(str(int(np.abs(ordered[[0, -1]]).max()))))
+    maps: list[np.ndarray] = []
+    labels: list[tuple[str, ...]] = []
+    for level in range(1, height + 1):
+        width = 10**level
+        lows = ordered // width * width
+        change = np.diff(lows, prepend=lows[0] - 1) != 0
+        distinct = lows[change]
+        order = decimal_order(distinct)
+        rank = np.empty(distinct.size, dtype=code_dtype(distinct.size))
+        rank[order] = np.arange(distinct.size)
+        code = np.empty(len(values), dtype=rank.dtype)
+        code[numeric] = rank[np.cumsum(change) - 1]
+        maps.append(code)
+        labels.append(tuple(f"[{low}, {low + width - 1}]" for low in distinct[order].tolist()))
+    if len(labels[-1]) > 1:  # negative numbers: one class needs a `*` level on top
+        maps.append(np.zeros(len(values), dtype=np.uint8))
+        labels.append((TOP,))
+    leaves = values if isinstance(values, tuple) else tuple(values)
+    return Hierarchy.from_arrays(column, Levels(leaves, tuple(maps), tuple(labels)), f"decimal hierarchy of {column!r}")
+
+
+def default_spec(column: str, values: Sequence[str], source: str | None = None,
+                 numbers: np.ndarray | None = None) -> str:
     """Decimal rounding for numeric columns (the paper's default), a flat hierarchy for text columns.
 
     A column where more than half of the distinct values are numbers but some are text is an error naming
     the first text value: it is almost always an undeclared missing-value token or a data error, and
-    guessing would be wrong.
+    guessing would be wrong. Values known as integers (`numbers`) are numbers: decimal.
     """
+    if numbers is not None and len(values):
+        return "decimal"
     numeric = [is_number(v) for v in values]
     if values and all(numeric):
         return "decimal"
@@ -155,31 +194,34 @@ def locate(error: InputError, column: str, source: str | None, column_values: Se
 def resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
             folder: str | os.PathLike | None, source: str | None = None, *,
             column_values: Sequence[str] | None = None,
-            row_number: Callable[[int], int] | None = None) -> tuple[Hierarchy, str]:
+            row_number: Callable[[int], int] | None = None,
+            numbers: np.ndarray | None = None) -> tuple[Hierarchy, str]:
     """The validated hierarchy for one QI column and a short description of where it came from.
 
     `values` are the distinct non-missing values; `missing` the column's missing token, if any occurs.
     Given the whole column (`column_values`) and `row_number` (data index -> row in `source`), errors about
-    a value also name the row where it first occurs.
+    a value also name the row where it first occurs. `numbers`, when given, are `values` as integers (each
+    value written as `str(int)` writes it): the default and decimal hierarchies are then built on arrays.
     """
     try:
-        return _resolve(column, values, missing, spec, folder, source)
+        return _resolve(column, values, missing, spec, folder, source, numbers)
     except InputError as error:
         raise locate(error, column, source, column_values, row_number) from None
 
 
 def _resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
-             folder: str | os.PathLike | None, source: str | None) -> tuple[Hierarchy, str]:
+             folder: str | os.PathLike | None, source: str | None,
+             numbers: np.ndarray | None = None) -> tuple[Hierarchy, str]:
     if spec is None and folder is not None:
         found = find_in_dir(folder, column)
         spec = str(found) if found else None
     described = spec if isinstance(spec, str) else type(spec).__name__ if spec is not None else None
     if spec is None:
-        spec = described = default_spec(column, values, source)
+        spec = described = default_spec(column, values, source, numbers)
     if not values and not isinstance(spec, Hierarchy) and not Path(str(spec)).exists():
         hierarchy = Hierarchy.from_rows(column, [[missing or "", TOP]], f"flat hierarchy of {column!r}")
     else:
-        hierarchy = build(column, spec, values)
+        hierarchy = build(column, spec, values, numbers)
     if missing is not None:
         hierarchy = hierarchy.with_missing(missing)
     hierarchy.check_covers(values, column)

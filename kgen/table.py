@@ -29,13 +29,18 @@ ITER_CHUNK = 65_536  # rows materialized at a time when a coded column is iterat
 
 class CodedColumn(Sequence[str]):
     """A column as codes: `labels[codes[r]]` is row r's value. Behaves as a read-only sequence of strings
-    (indexing, iteration, `in`, equality with a list) without holding a string per row."""
+    (indexing, iteration, `in`, equality with a list) without holding a string per row.
 
-    __slots__ = ("codes", "labels", "__dict__")
+    `numbers`, when not None, are the labels as integers (`numbers[i] == int(labels[i])`, and `labels[i]` is
+    exactly `str(numbers[i])`): what the CSV reader found for an all-integer column, so that prepare can build
+    its hierarchy and encoding on arrays instead of a string per distinct value."""
 
-    def __init__(self, codes: np.ndarray, labels: Sequence[str]) -> None:
+    __slots__ = ("codes", "labels", "numbers", "__dict__")
+
+    def __init__(self, codes: np.ndarray, labels: Sequence[str], numbers: np.ndarray | None = None) -> None:
         self.codes = np.asarray(codes)  # any integer type: kgen keeps the narrowest (fitness.encoding.code_dtype)
         self.labels = tuple(labels)
+        self.numbers = numbers
 
     @cached_property
     def _objects(self) -> np.ndarray:
@@ -52,7 +57,7 @@ class CodedColumn(Sequence[str]):
 
     def __getitem__(self, index: int | slice) -> str | CodedColumn:
         if isinstance(index, slice):
-            return CodedColumn(self.codes[index], self.labels)
+            return CodedColumn(self.codes[index], self.labels, self.numbers)
         return self.labels[self.codes[index]]
 
     def __iter__(self) -> Iterator[str]:
@@ -69,7 +74,7 @@ class CodedColumn(Sequence[str]):
         rank = np.array([labels.index(label) for label in self.labels], dtype=code_dtype(len(labels)))
         codes = rank[self.codes] if len(self.labels) else self.codes.astype(code_dtype(len(labels)))
         codes[index] = labels.index(value)
-        self.codes, self.labels = codes, tuple(labels)
+        self.codes, self.labels, self.numbers = codes, tuple(labels), None
         self.__dict__.pop("_objects", None)
 
     def __contains__(self, value: object) -> bool:
@@ -95,10 +100,10 @@ class CodedColumn(Sequence[str]):
         return f"CodedColumn({len(self)} rows, {len(self.labels)} distinct)"
 
     def __getstate__(self) -> tuple:
-        return self.codes, self.labels
+        return self.codes, self.labels, self.numbers
 
     def __setstate__(self, state: tuple) -> None:
-        self.codes, self.labels = state
+        self.codes, self.labels, self.numbers = state if len(state) == 3 else (*state, None)
 
 
 def column_codes(values: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -181,7 +186,9 @@ def read_csv(path: str | os.PathLike, separator: str | None = None) -> Table:
     """Read a CSV file with a header row (`,` `;` tab or `|`, detected unless given; UTF-8 with or without
     BOM), streaming it into coded columns."""
     coded = read_coded(path, separator)
-    values = {c: CodedColumn(codes, labels) for c, codes, labels in zip(coded.header, coded.codes, coded.labels)}
+    numbers = coded.numbers or (None,) * len(coded.header)
+    values = {c: CodedColumn(codes, labels, n) for c, codes, labels, n in zip(coded.header, coded.codes, coded.labels,
+                                                                             numbers)}
     return Table(coded.header, values, str(path), coded.separator)
 
 

@@ -2,16 +2,60 @@
 
 The representation is ARX's: one path per raw value, `path[0]` the value itself and `path[h]` its most
 general form (usually `*`). The paths must form a tree: a value at level L has one parent at level L+1.
+
+A hierarchy built by a vectorized builder (decimal rounding of a column of integers) is held as arrays
+instead (`Levels`: per level, each leaf's code among that level's labels): a column of 200,000 distinct
+incomes then costs a few arrays, not 200,000 tuples, and its paths are made only if someone asks for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
 
 from lattice.errors import InputError, clip
 
 TOP = "*"
+
+
+@dataclass(frozen=True, eq=False)
+class Levels:
+    """A hierarchy as arrays over its leaves: `leaves` (sorted, distinct), and for each level L = 1..h the
+    sorted distinct labels `labels[L - 1]` and, per leaf, its label's position among them `maps[L - 1]`
+    (so leaf i generalizes to `labels[L - 1][maps[L - 1][i]]` at level L). A tree by construction: each
+    leaf has one label per level, and the builder makes labels nest."""
+
+    leaves: tuple[str, ...]
+    maps: tuple[np.ndarray, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+
+class LevelPaths(Mapping[str, tuple[str, ...]]):
+    """`Hierarchy.paths` of a hierarchy held as `Levels`: each path is made when it is asked for (and the
+    index from leaf to position on the first lookup)."""
+
+    def __init__(self, levels: Levels) -> None:
+        self.levels = levels
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {leaf: i for i, leaf in enumerate(self.levels.leaves)}
+
+    def __getitem__(self, value: str) -> tuple[str, ...]:
+        i = self._index[value]
+        return (value, *(labels[int(codes[i])] for labels, codes in zip(self.levels.labels, self.levels.maps)))
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.levels.leaves)
+
+    def __len__(self) -> int:
+        return len(self.levels.leaves)
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,6 +71,12 @@ class Hierarchy:
     height: int
     source: str | None = None
     _parents: dict = field(default_factory=dict, repr=False)
+    levels: Levels | None = field(default=None, repr=False)  # the arrays, when a vectorized builder made it
+
+    @classmethod
+    def from_arrays(cls, name: str, levels: Levels, source: str | None = None) -> Hierarchy:
+        """A hierarchy held as arrays (`Levels`), trusted to be a tree (the builder makes labels nest)."""
+        return cls(name=name, paths=LevelPaths(levels), height=len(levels.maps), source=source, levels=levels)
 
     @classmethod
     def from_rows(cls, name: str, rows: Iterable[Sequence[str]], source: str | None = None) -> Hierarchy:
@@ -99,6 +149,8 @@ class Hierarchy:
         return self.paths[value][level]
 
     def top_labels(self) -> set[str]:
+        if self.levels is not None:
+            return set(self.levels.labels[-1] if self.levels.labels else self.levels.leaves)
         return {p[-1] for p in self.paths.values()}
 
     def with_missing(self, token: str) -> Hierarchy:
@@ -118,6 +170,8 @@ class Hierarchy:
 
     def check_covers(self, values: Iterable[str], column: str) -> None:
         """Raise an InputError naming the first value of the data that the hierarchy lacks."""
+        if self.levels is not None and values is self.levels.leaves:
+            return  # built from exactly these values
         for value in values:
             if value not in self.paths:
                 raise InputError(
