@@ -3,15 +3,18 @@ t = 0.5 %, the KGen GA for about 200 evaluations) at 10k, 100k, 1M and 4M rows.
 
 Two fresh processes per size, one after the other (never in parallel):
 
-* the phases, through the API in a child process: `pandas.read_csv` of the same file first (the yardstick
-  of issue 15: read + prepare within 2x of it, side by side in the same process), then read
-  (`kgen.table.read_table`), prepare (`kgen.api.prepare`), search (`kgen.api.search`), and release + check
-  (`kgen.api.finish`, which builds the release and its report, then `kgen.write_release`: the release
-  streamed to a file, re-read and checked by the independent checker), each in wall and CPU seconds;
+* the phases, through the API in a child process: `pandas.read_csv` of the same file (the yardstick of
+  issue 15: read + prepare within 2x of it, side by side in the same process), read
+  (`kgen.table.read_table`) and prepare (`kgen.api.prepare`), in that order, `--rounds` times (each cell is
+  the median over the rounds, and the ratio the median of the rounds' ratios: the first round of each also
+  pays for its first allocations); then search (`kgen.api.search`), and release + check (`kgen.api.finish`,
+  which builds the release and its report, then `kgen.write_release`: the release streamed to a file,
+  re-read and checked by the independent checker), each in wall and CPU seconds;
 * the whole command line, `python -m kgen anonymize ...` under `/usr/bin/time -v`: its wall and CPU seconds
   and its peak resident set size ("Maximum resident set size"), per row of the table.
 
-    python -m benchmarks.growth [--rows 10000,100000,1000000,4000000] [--evaluations 200] [--tree PATH]
+    python -m benchmarks.growth [--rows 10000,100000,1000000,4000000] [--evaluations 200] [--rounds 3]
+                                [--tree PATH]
 
 `--tree` measures another checkout of kgen (e.g. the main branch) with the same script. The table goes to
 results/benchmarks/growth.md (a section per tree).
@@ -23,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,7 +41,7 @@ PHASES_CHILD = """
 import json, sys, time, tempfile, os
 import pandas as pd
 path, columns, evaluations = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
-k, suppression, seed = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+k, suppression, seed, rounds = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 from kgen import write_release
 from kgen.api import finish, prepare, search
 from kgen.config import Config
@@ -46,13 +50,15 @@ out = {}
 def phase(name, body):
     wall, cpu = time.perf_counter(), time.process_time()
     value = body()
-    out[name] = [time.perf_counter() - wall, time.process_time() - cpu]
+    out.setdefault(name, []).append([time.perf_counter() - wall, time.process_time() - cpu])
     return value
-frame = phase("pandas", lambda: pd.read_csv(path))
-del frame
-table = phase("read", lambda: read_table(path))
 config = Config(qi=tuple(columns), k=k, suppression=suppression, max_evaluations=evaluations, seed=seed)
-prepared = phase("prepare", lambda: prepare(table, config))
+for _ in range(rounds):
+    frame = phase("pandas", lambda: pd.read_csv(path))
+    del frame
+    table = prepared = None
+    table = phase("read", lambda: read_table(path))
+    prepared = phase("prepare", lambda: prepare(table, config))
 result = phase("search", lambda: search(prepared))
 with tempfile.TemporaryDirectory() as folder:
     phase("release", lambda: write_release(finish(prepared, result), os.path.join(folder, "out.csv")))
@@ -65,12 +71,22 @@ def environment(tree: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
-def phases(tree: Path, path: Path, evaluations: int) -> dict:
-    """Wall and CPU seconds of each phase through the API, in a fresh process run from a neutral folder."""
-    arguments = [str(path), ",".join(synthetic.COLUMNS), str(evaluations), str(K), str(SUPPRESSION), str(SEED)]
+def phases(tree: Path, path: Path, evaluations: int, rounds: int) -> dict:
+    """Wall and CPU seconds of each phase through the API, in a fresh process run from a neutral folder: per
+    phase the median over the rounds (one round for search and release), and `ratio`, the median over the
+    rounds of (read + prepare) / pandas.read_csv, wall and CPU."""
+    arguments = [str(path), ",".join(synthetic.COLUMNS), str(evaluations), str(K), str(SUPPRESSION), str(SEED),
+                 str(rounds)]
     out = subprocess.run([sys.executable, "-c", PHASES_CHILD, *arguments], capture_output=True, text=True, check=True,
                          cwd="/", env=environment(tree))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    raw = json.loads(out.stdout.strip().splitlines()[-1])
+    result = {name: [statistics.median(r[i] for r in runs) for i in (0, 1)] for name, runs in raw.items()
+              if isinstance(runs, list)}
+    result["evaluations"] = raw["evaluations"]
+    result["ratio"] = [statistics.median((read[i] + prep[i]) / pandas[i]
+                                         for pandas, read, prep in zip(raw["pandas"], raw["read"], raw["prepare"]))
+                       for i in (0, 1)]
+    return result
 
 
 def whole_cli(tree: Path, path: Path, evaluations: int) -> dict:
@@ -97,13 +113,13 @@ def pair(seconds: list[float]) -> str:
     return f"{seconds[0]:.2f} / {seconds[1]:.2f}"
 
 
-def measure(tree: Path, sizes: list[int], evaluations: int) -> list[list[object]]:
+def measure(tree: Path, sizes: list[int], evaluations: int, rounds: int) -> list[list[object]]:
     rows = []
     for n in sizes:
         path = synthetic.path(n)
-        p = phases(tree, path, evaluations)
+        p = phases(tree, path, evaluations, rounds)
         c = whole_cli(tree, path, evaluations)
-        ratio = [(p["read"][i] + p["prepare"][i]) / p["pandas"][i] for i in (0, 1)]
+        ratio = p["ratio"]
         rows.append([f"{n:,}", f"{path.stat().st_size / 2**20:.1f}", pair(p["pandas"]), pair(p["read"]),
                      pair(p["prepare"]), f"{ratio[0]:.1f}x / {ratio[1]:.1f}x", p["evaluations"], pair(p["search"]),
                      pair(p["release"]), f"{c['wall']:.1f} / {c['cpu']:.1f}", f"{c['rss'] / 2**20:.0f}",
@@ -120,15 +136,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="10000,100000,1000000,4000000")
     parser.add_argument("--evaluations", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of pandas, read and prepare per size")
     parser.add_argument("--tree", type=Path, default=common.REPO, help="the kgen checkout to measure")
     parser.add_argument("--label", default=None, help="the section's name (default: this tree)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.rows.split(",")]
-    rows = measure(args.tree.resolve(), sizes, args.evaluations)
+    rows = measure(args.tree.resolve(), sizes, args.evaluations, args.rounds)
     label = args.label or ("this tree" if args.tree.resolve() == common.REPO else str(args.tree))
     body = ("Each cell: wall / CPU seconds (CPU = user + system; pyarrow's reader uses both cores, so its CPU can "
-            "exceed its wall time). Phases through the API in one fresh process (pandas.read_csv of the same file "
-            "first, side by side); `kgen anonymize` and its peak RSS (`/usr/bin/time -v`, maximum resident set "
+            "exceed its wall time). Phases through the API in one fresh process: pandas.read_csv of the same file, "
+            f"read and prepare, side by side, {args.rounds} rounds (medians; the ratio is the median of the rounds' "
+            "ratios); `kgen anonymize` and its peak RSS (`/usr/bin/time -v`, maximum resident set "
             f"size) in a second fresh process. k = {K}, t = {SUPPRESSION:.1%}, KGen GA, seed {SEED}, "
             f"--max-evaluations {args.evaluations}. Machine: {common.machine()}; shared with other work, sizes run "
             f"one after the other; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"

@@ -202,7 +202,9 @@ def find_unnamed(table: Table, config: Config) -> list[dict]:
         if named_like_identifier(column):
             reasons.append("named like an identifier")
         if table.n >= 2:
-            distinct = len({v.strip() for v in table.column(column)} - missing)
+            codes, labels = table.codes(column)  # per distinct value: a coded column holds no string per row
+            present = np.bincount(codes, minlength=len(labels)).tolist() if len(labels) else []
+            distinct = len({label.strip() for label, count in zip(labels, present) if count} - missing)
             if distinct >= NEARLY_UNIQUE * table.n:
                 share = distinct / table.n
                 reasons.append("unique on every row" if distinct == table.n else f"{share:.0%} distinct values")

@@ -247,9 +247,11 @@ def integers(chunked: object) -> tuple[np.ndarray, int] | None:
     return numbers, length
 
 
-def numbers_as_codes(numbers: np.ndarray, length: int) -> tuple[np.ndarray, tuple[str, ...], np.ndarray] | None:
+def numbers_as_codes(numbers: np.ndarray, length: int | None = None
+                     ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray] | None:
     """Codes, sorted labels and the labels as integers of a column of integers whose values have `length`
-    characters in all; None unless every value is written the one way `str(int)` writes it.
+    characters in all; None unless every value is written the one way `str(int)` writes it (`length` None:
+    the values are numbers, not text, e.g. a Parquet integer column: their strings are `str(int)`'s).
 
     The labels are the distinct numbers' strings in string order (the order of every other column), found
     on the numbers (a table of presence when their range is small, else a sort). A leading zero or `-0`
@@ -277,8 +279,7 @@ def numbers_as_codes(numbers: np.ndarray, length: int) -> tuple[np.ndarray, tupl
         rank = np.empty(distinct.size, dtype=code_dtype(distinct.size))
         rank[order] = np.arange(distinct.size)
         codes = rank[inverse.reshape(-1)]
-    canonical = digit_count(np.abs(distinct)) + (distinct < 0)
-    if int(np.dot(canonical, counts)) != length:
+    if length is not None and int(np.dot(digit_count(np.abs(distinct)) + (distinct < 0), counts)) != length:
         return None
     distinct = distinct[order]
     return codes, tuple(map(str, distinct.tolist())), distinct

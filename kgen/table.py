@@ -238,6 +238,12 @@ def read_parquet(path: str | os.PathLike) -> Table:
         raise InputError(f"duplicate column name {clip(twice)}", file=name, column=twice)
     values: dict[str, Sequence[str]] = {}
     for column, chunked in zip(columns, data.columns):
+        if pa.types.is_integer(chunked.type) and not chunked.null_count and len(chunked):
+            numbers = chunked.to_numpy()
+            if -csvio.MAX_MAGNITUDE < int(numbers.min()) and int(numbers.max()) < csvio.MAX_MAGNITUDE:
+                codes, labels, integers = csvio.numbers_as_codes(numbers)  # type: ignore[misc]
+                values[column] = CodedColumn(codes, labels, integers)  # an integer's text is `str(int)`'s
+                continue
         try:
             text = pc.fill_null(pc.cast(chunked, pa.string()), "")
         except pa.ArrowException:

@@ -129,3 +129,27 @@ def test_risk_and_apply_read_parquet_like_csv(tmp_path: Path, capsys: pytest.Cap
         assert main(["risk", str(source), "--qi", "age,sex,zip"]) == 0
         risks.append(capsys.readouterr().out.split(source.name, 1)[-1])  # the figures after the file name
     assert risks[0] == risks[1] and "6 rows" in risks[0]
+
+
+@pytest.mark.parametrize("kind", [pa.int8(), pa.int32(), pa.int64(), pa.uint16(), pa.uint64()])
+def test_an_integer_parquet_column_reads_as_its_numbers_with_the_labels_of_their_text(tmp_path: Path, kind) -> None:
+    import numpy as np
+
+    values = [0, 7, 10, 9, 100, 19, 1, 7, 120] + ([-3, -10, -2] if not pa.types.is_unsigned_integer(kind) else [])
+    path = tmp_path / "ints.parquet"
+    pq.write_table(pa.table({"x": pa.array(values, kind), "t": pa.array([str(v) for v in values])}), path)
+    table = read_table(path)
+    column, text = table.column("x"), table.column("t")
+    assert isinstance(column, CodedColumn) and column.numbers is not None
+    assert column.labels == text.labels == tuple(sorted(str(v) for v in set(values)))  # string order, as text
+    assert np.array_equal(column.codes, text.codes) and list(column) == [str(v) for v in values]
+    assert [str(n) for n in column.numbers.tolist()] == list(column.labels)
+
+
+def test_an_integer_parquet_column_with_nulls_or_huge_values_is_read_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "ints.parquet"
+    pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64()), "y": pa.array([1, 10**18, 2], pa.int64())}),
+                   path)
+    table = read_table(path)
+    assert table.column("x").numbers is None and list(table.column("x")) == ["1", "", "3"]
+    assert table.column("y").numbers is None and list(table.column("y")) == ["1", str(10**18), "2"]
