@@ -63,7 +63,8 @@ VOLATILE = (  # report fields that differ between two honest runs of the same co
     "provenance.platform.*",
     "provenance.code*",  # a digest of the code, should a report carry one: the trees differ by design
 )
-VARIANT_VERSION = 1  # part of the generated files' names: bump it when a generator changes
+KEEP_MARKER = "<!-- same_release: text below this line is kept when the table above is rewritten -->"
+VARIANT_VERSION = 2  # part of the generated files' names: bump it when a generator changes
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,10 @@ def _write(path: Path, text_rows: Iterator[str], header: str, *, bom: bool = Fal
 
 
 def variant_zeros(rows: int) -> Path:
-    """Comma, LF. Leading zeros (a 5-digit zip, a 3-digit department: `00042`, `007`), negative integers
-    (`balance`), `?` in `hours` and an empty `children` field only after data row 100,000 (a reader that
-    decides a column's type on its first rows sees integers only)."""
+    """Comma, LF. Leading zeros (a 5-digit zip, a 3-digit department: `00042`, `007`; and `acct`, a
+    zero-padded number that is no QI, so the release shows it as read), negative integers (`balance`), `?` in
+    `hours` and an empty `children` field only after data row 100,000 (a reader that decides a column's type
+    on its first rows sees integers only)."""
     target = synthetic.cache_dir() / "same_release" / f"zeros_negatives_late_missing_{rows}_v{VARIANT_VERSION}.csv"
     if target.exists():
         return target
@@ -155,25 +157,30 @@ def variant_zeros(rows: int) -> Path:
             hours = "?" if row > 100_000 and row % 997 == 0 else str(data["hours"][i])
             children = "" if row > 120_000 and row % 1499 == 0 else str(data["children"][i])
             yield (f"{data['age'][i]},{data['sex'][i]},{zip5[i]:05d},{balance[i]},{hours},{children},"
-                   f"{data['dept'][i]:03d},{data['score'][i]}")
-    return _write(target, lines(), "age,sex,zip5,balance,hours,children,dept3,score")
+                   f"{data['dept'][i]:03d},{data['score'][i]},{data['income'][i] % 100_000:07d}")
+    return _write(target, lines(), "age,sex,zip5,balance,hours,children,dept3,score,acct")
 
 
 def variant_bom(rows: int) -> Path:
     """`;` separator, CRLF line ends, a UTF-8 byte-order mark, a quoted header, `income` quoted on every
-    fifth row, `year` always quoted, and a text column whose quoted values hold the separator."""
+    fifth row, `year` always quoted, `ward` a region spelled `7`, `07` or `007` (quoted on every third row),
+    and a text column whose quoted values hold the separator. No stray quote: pyarrow may read it."""
     target = synthetic.cache_dir() / "same_release" / f"bom_crlf_semicolon_quoted_{rows}_v{VARIANT_VERSION}.csv"
     if target.exists():
         return target
     data = synthetic.generate(rows, synthetic.SEED + 2)
     cities = ("Lyon", "Saint-Denis; Réunion", "Zürich", "Nord; Pas-de-Calais", "Ørsted")
+    widths = np.random.default_rng(synthetic.SEED + 2).integers(1, 4, rows)
 
     def lines() -> Iterator[str]:
         for i in range(rows):
             income = f'"{data["income"][i]}"' if i % 5 == 0 else str(data["income"][i])
+            ward = f"{int(data['region'][i]) % 10:0{int(widths[i])}d}"
+            ward = f'"{ward}"' if i % 3 == 0 else ward
             yield (f"{data['age'][i]};{data['sex'][i]};{income};\"{data['year'][i]}\";{data['hours'][i]};"
-                   f"{data['score'][i]};{data['region'][i]};\"{cities[int(data['dept'][i]) % len(cities)]}\"")
-    header = ";".join(f'"{c}"' for c in ("age", "sex", "income", "year", "hours", "score", "region", "city"))
+                   f"{data['score'][i]};{data['region'][i]};{ward};\"{cities[int(data['dept'][i]) % len(cities)]}\"")
+    header = ";".join(f'"{c}"' for c in ("age", "sex", "income", "year", "hours", "score", "region", "ward",
+                                          "city"))
     return _write(target, lines(), header, bom=True, newline="\r\n")
 
 
@@ -265,11 +272,11 @@ def cases() -> list[Case]:
              "age,sex,code,ratio,children,region", "--k", "5", "--suppression", "0.02", *ga(6, 200)),
              "7/07/007 and -0/0, fractions, late NA, late stray quote"),
         Case("variant-bom-120k", 120_000, generated(variant_bom, 120_000), ("--qi",
-             "age,sex,income,year,hours,score,region", "--sensitive", "city", "--k", "5", "--suppression", "0.01",
-             *ga(7, 200)), "BOM, CRLF, `;`, quoted numbers and header"),
+             "age,sex,income,year,hours,score,region,ward", "--sensitive", "city", "--k", "5", "--suppression", "0.01",
+             *ga(7, 200)), "BOM, CRLF, `;`, quoted numbers and header, 7/07/007"),
         Case("variant-zeros-150k", 150_000, generated(variant_zeros, 150_000), ("--qi",
              "age,sex,zip5,balance,hours,children,dept3", "--k", "5", "--suppression", "0.02", *ga(8, 200)),
-             "leading zeros, negatives, `?` and empty fields after row 100,000"),
+             "leading zeros (QI and kept), negatives, `?` and empty fields after row 100,000"),
         Case("synthetic-1m", 1_000_000, synthetic_table(1_000_000), ("--qi", SYNTHETIC_QIS, "--k", "2",
              "--suppression", "0.005", *ga(1, 200)), "all-integer columns, default decimal hierarchies"),
     ]
@@ -344,10 +351,13 @@ def compare(a: Outcome, b: Outcome, ignore: Sequence[str] = ()) -> list[str]:
 
 
 def child_env(tree: Path) -> dict[str, str]:
-    """The environment of a run: ours, with PYTHONPATH the tree alone (no other checkout can leak in)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
+    """The environment of a run: ours, with PYTHONPATH the tree alone (no other checkout can leak in).
+
+    PYTHONHASHSEED is removed on purpose: every run hashes strings with a fresh seed, so that a release that
+    depends on the order of a set or of a dict filled from one differs between two runs of the same tree."""
+    dropped = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONHASHSEED")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONPATH"] = str(tree)
-    env["PYTHONHASHSEED"] = "0"  # a difference must come from the code, never from string hashing
     return env
 
 
@@ -520,7 +530,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         shown = list(argv if argv is not None else sys.argv[1:])
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(markdown(results, trees, shown, started), encoding="utf-8")
+        text = markdown(results, trees, shown, started)
+        if args.out.exists():  # hand-written notes below the marker (e.g. how the tool was checked) stay
+            old = args.out.read_text(encoding="utf-8")
+            if KEEP_MARKER in old:
+                text += "\n" + old[old.index(KEEP_MARKER):]
+        args.out.write_text(text, encoding="utf-8")
         print(f"wrote {args.out}")
     return 0 if same == len(results) else 1
 
