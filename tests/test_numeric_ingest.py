@@ -425,6 +425,9 @@ CONFIGS = {
     "l-diversity, loss": dict(qi=["age", "zip", "debt"], k=3, suppression=0.05, sensitive=["disease"], l=2,
                               metric="loss", algorithm="exhaustive"),
     "ga": dict(qi=["age", "zip", "debt", "sex"], k=6, suppression=0.04, seed=7, max_evaluations=60),
+    "bitset kernel": dict(qi=["age", "zip", "debt"], k=4, suppression=0.03, kernel="bitset", algorithm="exhaustive"),
+    "array device": dict(qi=["age", "zip", "debt", "sex"], k=4, suppression=0.03, device="array",
+                         algorithm="exhaustive"),
 }
 
 
@@ -450,6 +453,34 @@ def test_prepare_and_anonymize_give_the_same_with_and_without_the_readers_number
     assert released.evaluation.node == reference.evaluation.node
     assert released.release.rows() == reference.release.rows()
     assert np.array_equal(released.suppressed_rows, reference.suppressed_rows)
+
+
+@pytest.mark.xfail(strict=True, reason="prepare's integer fast path takes CodedColumn.labels as the distinct "
+                                       "values, but a row slice of a column keeps every label (and its numbers): "
+                                       "absent values enter the hierarchy and the leaf codes (normalize_codes drops "
+                                       "them), so the lattice and the release differ")
+def test_a_table_of_row_slices_of_integer_columns_prepares_as_without_numbers(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("age,zip\n" + "".join(f"{20 + i % 30},{13000 + i % 7}\n" for i in range(200)) + "123456,99999\n",
+                    encoding="utf-8")
+    table = read_csv(path)
+    head = Table(table.columns, {c: v[:200] for c, v in table.values.items()}, table.source)  # the last row left out
+    config = Config(qi=["age", "zip"], k=5, algorithm="exhaustive")
+    fast, slow = prepare(head, config), prepare(_without_numbers(head), config)
+    assert fast.heights == slow.heights
+    assert [q.labels for q in fast.encoded.qis] == [q.labels for q in slow.encoded.qis]
+    assert anonymize(head, config).release.rows() == anonymize(_without_numbers(head), config).release.rows()
+
+
+def test_a_coded_columns_numbers_survive_pickling_and_go_when_a_value_is_set():
+    column = CodedColumn(np.array([0, 1, 1], dtype=np.uint8), ("10", "9"), np.array([10, 9]))
+    copy = pickle.loads(pickle.dumps(column))
+    assert copy.labels == column.labels and copy.numbers is not None and copy.numbers.tolist() == [10, 9]
+    old = CodedColumn.__new__(CodedColumn)
+    old.__setstate__((column.codes, column.labels))  # pickled before numbers existed
+    assert old.numbers is None and list(old) == ["10", "9", "9"]
+    column[0] = "x"
+    assert column.numbers is None and list(column) == ["x", "9", "9"]
 
 
 def test_a_missing_token_among_the_numbers_takes_the_general_path(tmp_path):
@@ -490,7 +521,7 @@ def _same_classes(a, b) -> bool:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_a_projection_counted_from_leaves_equals_the_direct_kernel(seed):
+def test_a_projection_counted_from_leaves_equals_the_direct_kernel_and_other_nodes_are_not_projected(seed):
     table = _encoded(seed)
     cache = RollupCache(table, min_saving=100)
     assert cache.active
@@ -498,9 +529,10 @@ def test_a_projection_counted_from_leaves_equals_the_direct_kernel(seed):
     checked = 0
     for node in itertools.product(*(range(h + 1) for h in heights)):
         varying = [i for i, (qi, level) in enumerate(zip(table.qis, node)) if qi.cards[level] > 1]
-        if len(varying) > 1:
-            continue
         reference = direct(table, node)
+        if len(varying) > 1:  # not a projection: rolled up or counted, the same classes in some order
+            assert np.array_equal(np.sort(cache.classes(node).sizes), np.sort(reference.sizes)), node
+            continue
         assert _same_classes(cache.projection(node, varying[0] if varying else None), reference), node
         assert _same_classes(cache.classes(node), reference), node
         checked += 1
@@ -586,6 +618,7 @@ def test_prepare_of_a_large_table_counts_pre_pruning_from_leaves_and_makes_no_le
     table = read_csv(path)
     prepared = prepare(table, Config(qi=["age", "zip"], k=3, suppression=0.0))
     assert prepared.encoded.n >= prepared.evaluator.state.class_tables.min_saving
+    assert all(isinstance(qi.codes, LevelCodes) for qi in prepared.encoded.qis)
     assert _made(prepared) == set()
     plain = prepare(_without_numbers(table), Config(qi=["age", "zip"], k=3, suppression=0.0))
     assert plain.box == prepared.box
