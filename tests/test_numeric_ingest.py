@@ -210,6 +210,20 @@ def test_pyarrow_and_csv_module_readers_give_the_same_columns_at_any_slice_size(
     _check_file(path, slices)
 
 
+@pytest.mark.parametrize("separator", [";", "\t", "|"])
+def test_integer_columns_under_other_separators_read_the_same(tmp_path, separator):
+    lines = [line.replace(",", separator) for line in _late("012", at=200)]
+    path = tmp_path / "data.csv"
+    path.write_bytes(_rows([separator.join(["a", "b"])] + lines + [f"{i}{separator}{-i}" for i in range(50)]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(csvio, "ARROW_SLICE", 64)
+        fast, slow = _both_readers(path, None)  # the separator detected
+        assert isinstance(slow, csvio.CodedCSV) and slow.separator == separator and _same(fast, slow)
+        arrow = _arrow(path, separator)
+    assert arrow is not None and _same(arrow, slow)
+    _check_numbers(arrow)
+
+
 def test_a_late_non_canonical_integer_makes_its_column_text_and_leaves_the_others_numbers(tmp_path):
     path = tmp_path / "data.csv"
     path.write_bytes(FILES["leading zero in a late slice"])
@@ -261,6 +275,13 @@ def test_crlf_and_cr_line_ends_cut_anywhere_by_a_slice_read_the_same(tmp_path, s
         _check_file(path, slices)
 
 
+@pytest.mark.parametrize("slices", range(4, 10))
+def test_a_slice_cut_inside_the_headers_crlf_reads_the_same(tmp_path, slices):
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"a,b\r\n" + _rows([f"{i % 10},{i % 7}" for i in range(40)], "\r\n"))
+    _check_file(path, slices)
+
+
 def test_slices_end_at_line_ends_and_some_cut_between_cr_and_lf(monkeypatch):
     data = b"a,b\r\n" + _rows(_late("12", at=40, rows=60), "\r\n")
     cut_inside_crlf = False
@@ -299,6 +320,9 @@ def integer_tables(draw: st.DrawFn) -> tuple[bytes, int]:
         for _ in range(draw(st.integers(0, 2)) if rows else 0):  # a few odd fields, anywhere (late included)
             at = draw(st.integers(0, rows - 1))
             values[at] = draw(st.one_of(st.sampled_from(ODD), st.integers(0, 99).map(lambda v: f"0{v}")))
+        if rows and draw(st.booleans()):  # a quoted field: the same value to both readers
+            at = draw(st.integers(0, rows - 1))
+            values[at] = f'"{values[at]}"'
         columns.append(values)
     end = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     header = ",".join("abc"[:width])
@@ -308,10 +332,11 @@ def integer_tables(draw: st.DrawFn) -> tuple[bytes, int]:
 
 
 @settings(max_examples=80, deadline=None)
-@given(integer_tables())
-def test_random_integer_tables_read_the_same_by_both_readers_at_several_slice_sizes(case):
+@given(integer_tables(), st.sampled_from([5, 16, 1 << 22]))
+def test_random_integer_tables_read_the_same_by_both_readers_at_several_slice_sizes(case, quote_block):
     data, slices = case
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(csvio, "QUOTE_BLOCK", quote_block)  # the quote check looks at blocks of this size
         path = Path(folder) / "data.csv"
         path.write_bytes(data)
         _check_file(path, slices)
