@@ -475,12 +475,16 @@ def _arrow_pass(raw: io.BufferedReader, header: list[str], separator: str, text:
     convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False,
                                    quoted_strings_can_be_null=False)
     options = pacsv.ReadOptions(column_names=header, block_size=ARROW_BLOCK)
+    header_seen = False
     for number, piece in enumerate(_slices(raw)):
-        if not number:  # the header is the first line that is not empty (`_read_coded_arrow`): skip past it
+        if not header_seen:  # the header is the first line that is not empty (`_read_coded_arrow`): skip past it
             head = bytes(piece[:HEAD_BYTES])
-            start = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+            start = 3 if not number and head.startswith(b"\xef\xbb\xbf") else 0
             while start < len(head) and head[start] in b"\r\n":
                 start += 1
+            if start == len(piece):
+                continue  # a slice of blank lines before the header
+            header_seen = True
             ends = [at for at in (head.find(b"\n", start), head.find(b"\r", start)) if at >= 0]
             if not ends:
                 if len(piece) > len(head):

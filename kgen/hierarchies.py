@@ -115,7 +115,9 @@ def decimal_levels(column: str, values: Sequence[str], numbers: np.ndarray) -> H
     integer `values[i]` writes canonically; `values` sorted, as the reader gives them): the hierarchy as
     arrays (`lattice.hierarchy.Levels`), with no Python object per value. The same paths, levels and label
     order as the builder (tests compare them): a level's labels `[low, high]` sort as their lows' strings
-    do, since `,` sorts before `-` and the digits."""
+    do, since `,` sorts before `-` and the digits, and a low `q * 10^L` sorts as `q` does (appending zeros
+    keeps the order: `0` is the least digit), which keeps the sort key within int64 when a value near
+    -10^18 rounds down to -10^18."""
     if not len(values):
         raise ValueError("decimal_levels needs values")
     numbers = np.asarray(numbers, dtype=np.int64)
@@ -129,7 +131,7 @@ def decimal_levels(column: str, values: Sequence[str], numbers: np.ndarray) -> H
         lows = ordered // width * width
         change = np.diff(lows, prepend=lows[0] - 1) != 0
         distinct = lows[change]
-        order = decimal_order(distinct)
+        order = decimal_order(distinct // width)  # `q` and `q` followed by zeros sort alike; no overflow
         rank = np.empty(distinct.size, dtype=code_dtype(distinct.size))
         rank[order] = np.arange(distinct.size)
         code = np.empty(len(values), dtype=rank.dtype)

@@ -32,8 +32,9 @@ class CodedColumn(Sequence[str]):
     (indexing, iteration, `in`, equality with a list) without holding a string per row.
 
     `numbers`, when not None, are the labels as integers (`numbers[i] == int(labels[i])`, and `labels[i]` is
-    exactly `str(numbers[i])`): what the CSV reader found for an all-integer column, so that prepare can build
-    its hierarchy and encoding on arrays instead of a string per distinct value."""
+    exactly `str(numbers[i])`), every label occurring in `codes`: what the CSV reader found for an all-integer
+    column, so that prepare can build its hierarchy and encoding on arrays instead of a string per distinct
+    value. A slice of the column drops them (a label may no longer occur)."""
 
     __slots__ = ("codes", "labels", "numbers", "__dict__")
 
@@ -56,8 +57,8 @@ class CodedColumn(Sequence[str]):
     def __getitem__(self, index: slice) -> CodedColumn: ...
 
     def __getitem__(self, index: int | slice) -> str | CodedColumn:
-        if isinstance(index, slice):
-            return CodedColumn(self.codes[index], self.labels, self.numbers)
+        if isinstance(index, slice):  # some labels may no longer occur: `numbers` promises that every one does
+            return CodedColumn(self.codes[index], self.labels)
         return self.labels[self.codes[index]]
 
     def __iter__(self) -> Iterator[str]:

@@ -34,9 +34,7 @@ SPECIAL = [0, 1, 9, 10, 19, 100, 109, 190, 1000, -1, -9, -10, -19, -100, -190, 1
            -(10**17), -(10**18 - 1), 2**31 - 1, 2**31, -(2**31), -(2**31) - 1]
 integers_below_1e18 = st.one_of(st.integers(-(10**18 - 1), 10**18 - 1), st.integers(-300, 300),
                                 st.sampled_from(SPECIAL))
-# above -9 * 10^17, no decimal level below the top rounds a value down to -10^18 (see the xfail test below)
-decimal_values = st.one_of(st.integers(-(9 * 10**17), 10**18 - 1), st.integers(-300, 300),
-                           st.sampled_from([v for v in SPECIAL if v >= -(9 * 10**17)]))
+decimal_values = integers_below_1e18  # values near -10^18 round down to -10^18 (19 digits) at some levels
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------
@@ -258,8 +256,6 @@ def test_integer_columns_read_by_the_arrow_path_carry_their_numbers(tmp_path):
                                 for line in _integer_table()]
 
 
-@pytest.mark.xfail(strict=True, reason="blank lines before the header that fill the first slice: the header "
-                                       "is read as a data row (_arrow_pass skips the header in slice 0 only)")
 def test_blank_lines_before_the_header_longer_than_a_slice_do_not_make_the_header_a_row(tmp_path):
     path = tmp_path / "data.csv"
     path.write_bytes(b"\n" * 100 + b"a,b\n1,2\n3,4\n")
@@ -370,9 +366,6 @@ def test_decimal_levels_equal_the_decimal_builder_path_for_path(values):
     assert fast is not None and all(fast.paths[v] == arrays.paths[v] for v in labels)
 
 
-@pytest.mark.xfail(strict=True, reason="decimal_levels sorts a level's lows with csvio.decimal_order, whose "
-                                       "padding overflows int64 when a low is -10^18 (19 digits; values below "
-                                       "-(10^18 - 10^L) round to it at level L) beside a low such as -9300")
 def test_decimal_levels_sort_labels_as_strings_when_a_value_rounds_down_to_minus_ten_to_the_18th():
     for values in ({-999999999999999901, -9201}, {-990000000000000001, -920000000000000001}):
         arrays, builder, _ = _levels_and_builder(values)
@@ -480,10 +473,6 @@ def test_prepare_and_anonymize_give_the_same_with_and_without_the_readers_number
     assert np.array_equal(released.suppressed_rows, reference.suppressed_rows)
 
 
-@pytest.mark.xfail(strict=True, reason="prepare's integer fast path takes CodedColumn.labels as the distinct "
-                                       "values, but a row slice of a column keeps every label (and its numbers): "
-                                       "absent values enter the hierarchy and the leaf codes (normalize_codes drops "
-                                       "them), so the lattice and the release differ")
 def test_a_table_of_row_slices_of_integer_columns_prepares_as_without_numbers(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text("age,zip\n" + "".join(f"{20 + i % 30},{13000 + i % 7}\n" for i in range(200)) + "123456,99999\n",
