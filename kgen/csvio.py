@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TextIO, overload
 
 import numpy as np
 
@@ -282,7 +282,96 @@ def numbers_as_codes(numbers: np.ndarray, length: int | None = None
     if length is not None and int(np.dot(digit_count(np.abs(distinct)) + (distinct < 0), counts)) != length:
         return None
     distinct = distinct[order]
-    return codes, tuple(map(str, distinct.tolist())), distinct
+    return codes, IntegerLabels(distinct), distinct  # type: ignore[return-value]
+
+
+class IntegerLabels(Sequence[str]):
+    """The labels of a column of integers, `str(n)` for each of `numbers` (in the labels' string order),
+    made only when asked for: one label by index, or all of them (kept) for iteration, comparison and
+    concatenation. A read-only sequence of strings, equal to the tuple of the same strings; what the reader
+    gives for an integer column, so that a table of 200,000 distinct incomes holds no Python string per value
+    until a release or a report writes them."""
+
+    __slots__ = ("numbers", "_strings")
+
+    def __init__(self, numbers: np.ndarray) -> None:
+        self.numbers = numbers
+        self._strings: tuple[str, ...] | None = None
+
+    def strings(self) -> tuple[str, ...]:
+        """All labels as a tuple (made once)."""
+        if self._strings is None:
+            self._strings = tuple(map(str, self.numbers.tolist()))
+        return self._strings
+
+    def __len__(self) -> int:
+        return int(self.numbers.size)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return self.strings()[index]
+        if self._strings is not None:
+            return self._strings[index]
+        return str(int(self.numbers[index]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.strings())
+
+    def _position(self, value: object) -> int:
+        """The position of `value`, or -1 (only a canonical integer's string can be a label)."""
+        if not isinstance(value, str) or not _CANONICAL.fullmatch(value) or len(value) > 19:
+            return -1
+        hits = np.flatnonzero(self.numbers == int(value))
+        return int(hits[0]) if hits.size else -1
+
+    def __contains__(self, value: object) -> bool:
+        return self._position(value) >= 0
+
+    def index(self, value: object, start: int = 0, stop: int | None = None) -> int:
+        if start or stop is not None:
+            return self.strings().index(value, start, len(self) if stop is None else stop)  # type: ignore[arg-type]
+        position = self._position(value)
+        if position < 0:
+            raise ValueError(f"{value!r} is not a label")
+        return position
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IntegerLabels):
+            return bool(np.array_equal(self.numbers, other.numbers))
+        if isinstance(other, (tuple, list)):
+            return len(other) == len(self) and self.strings() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.strings())
+
+    def __add__(self, other: object) -> tuple[str, ...]:
+        if isinstance(other, (tuple, IntegerLabels)):
+            return self.strings() + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[str, ...]:
+        if isinstance(other, tuple):
+            return other + self.strings()
+        return NotImplemented
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return np.asarray(self.strings(), dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"IntegerLabels({len(self)} labels)"
+
+    def __reduce__(self) -> tuple:
+        return IntegerLabels, (self.numbers,)
+
+
+_CANONICAL = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 class _ArrowColumn:
@@ -314,6 +403,7 @@ class _ArrowColumn:
             self.lost, self.numbers = bool(self.numbers), None
             if self.lost:
                 return
+        column.validate(full=True)  # UTF-8, which the reader left unchecked (`integers` takes ASCII bytes only)
         encoded = pc.dictionary_encode(column)
         self.chunks.extend(encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded])
 
@@ -344,81 +434,121 @@ class _ArrowColumn:
         return rank[indices], tuple(distinct[i] for i in order), None
 
 
-def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
-    """Whether pyarrow and the csv module read this file alike: True for a file without quotes, or whose
-    every quote is where strict CSV puts one; None (use the csv module) for a NUL byte, a quote elsewhere
-    (`x"y`, `"a"b`, an unclosed quote) or a line break inside quotes. The stream is rewound.
+class QuoteCheck:
+    """Whether pyarrow and the csv module read a file alike, checked on its bytes as they are read, block after
+    block: True for a file without quotes, or whose every quote is where strict CSV puts one; False for a
+    NUL byte, a quote elsewhere (`x"y`, `"a"b`, an unclosed quote) or a line break inside quotes (the csv
+    module then reads the file).
 
-    The check is on bytes, a block at a time: counting quotes from the start, the 1st, 3rd, ... quote opens a
-    field and must follow a separator, a line end, the start of the file or the quote before it (a doubled
-    quote `""`); the 2nd, 4th, ... closes it and must precede a separator, a line end, the end of the file or
-    the next quote. Such a file is valid CSV for the csv module in strict mode, and pyarrow parses it the
-    same way (double quotes as escapes)."""
-    sep = ord(separator)
-    opens_after = np.zeros(256, dtype=bool)
-    opens_after[[sep, _CR, _LF, _QUOTE]] = True
-    closes_before = opens_after
+    Counting quotes from the start, the 1st, 3rd, ... quote opens a field and must follow a separator, a line
+    end, the start of the file or the quote before it (a doubled quote `""`); the 2nd, 4th, ... closes it and
+    must precede a separator, a line end, the end of the file or the next quote. Such a file is valid CSV for
+    the csv module in strict mode, and pyarrow parses it the same way (double quotes as escapes)."""
+
+    def __init__(self, separator: str) -> None:
+        self.opens_after = np.zeros(256, dtype=bool)
+        self.opens_after[[ord(separator), _CR, _LF, _QUOTE]] = True
+        self.closes_before = self.opens_after
+        self.count = 0  # quotes seen so far
+        self.previous = _LF  # the byte before the next block (the file's start counts as a line end)
+        self.pending_close = False  # the last block ended on a closing quote: the next byte must follow one
+        self.started = False
+
+    def feed(self, block: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+        """Check `block[start:end]`, the next bytes of the file (a byte-order mark at the file's start is
+        skipped); False as soon as the file cannot be well quoted."""
+        end = len(block) if end is None else end
+        if not self.started:
+            self.started = True
+            if block[start:start + 3] == b"\xef\xbb\xbf":  # after a byte-order mark, the file starts after it
+                start += 3
+        if start >= end:
+            return True
+        if self.pending_close and not self.closes_before[block[start]]:
+            return False
+        if block.find(b"\0", start, end) >= 0:
+            return False
+        if self.count % 2 == 0 and block.find(b'"', start, end) < 0:  # no quote, and the block starts outside quotes
+            self.pending_close, self.previous = False, block[end - 1]
+            return True
+        data = np.frombuffer(block, dtype=np.uint8, count=end - start, offset=start)
+        quotes = np.flatnonzero(data == _QUOTE)
+        opening = (np.arange(quotes.size) + self.count) % 2 == 0
+        before = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], self.previous)
+        if not self.opens_after[before[opening]].all():
+            return False
+        closing = quotes[~opening]
+        after_inside = closing[closing + 1 < data.size]
+        if not self.closes_before[data[after_inside + 1]].all():
+            return False
+        self.pending_close = bool(closing.size) and int(closing[-1]) == data.size - 1
+        breaks = np.flatnonzero((data == _LF) | (data == _CR))
+        if ((np.searchsorted(quotes, breaks) + self.count) % 2 == 1).any():
+            return False  # a line break inside quotes: the csv module reads it (pyarrow would need to know)
+        self.count += int(quotes.size)
+        self.previous = int(data[-1])
+        return True
+
+    def done(self) -> bool:
+        """After the last block: whether the whole file is well quoted (every opened quote closed)."""
+        return self.count % 2 == 0
+
+
+def _well_quoted(raw: io.BufferedReader, separator: str) -> bool | None:
+    """`QuoteCheck` over a whole stream, QUOTE_BLOCK bytes at a time: True, or None (use the csv module).
+    The stream is rewound."""
+    check = QuoteCheck(separator)
     raw.seek(0)
-    if raw.read(3) != b"\xef\xbb\xbf":  # after a byte-order mark, the file starts after it
+    if raw.read(3) == b"\xef\xbb\xbf":  # the byte-order mark, whatever the block size
+        check.started = True
+    else:
         raw.seek(0)
-    count, previous = 0, _LF  # quotes seen so far; the byte before the block (the file's start counts as a line end)
-    pending_close = False  # the block ended on a closing quote: the next block's first byte must follow it
     try:
         while block := raw.read(QUOTE_BLOCK):
-            data = np.frombuffer(block, dtype=np.uint8)
-            if pending_close and not closes_before[data[0]]:
+            if not check.feed(block):
                 return None
-            if b"\0" in block:
-                return None
-            if count % 2 == 0 and b'"' not in block:  # no quote, and the block starts outside quotes
-                pending_close, previous = False, int(data[-1])
-                continue
-            quotes = np.flatnonzero(data == _QUOTE)
-            opening = (np.arange(quotes.size) + count) % 2 == 0
-            before = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], previous)
-            if not opens_after[before[opening]].all():
-                return None
-            closing = quotes[~opening]
-            after_inside = closing[closing + 1 < data.size]
-            if not closes_before[data[after_inside + 1]].all():
-                return None
-            pending_close = bool(closing.size) and int(closing[-1]) == data.size - 1
-            breaks = np.flatnonzero((data == _LF) | (data == _CR))
-            if ((np.searchsorted(quotes, breaks) + count) % 2 == 1).any():
-                return None  # a line break inside quotes: the csv module reads it (pyarrow would need to know)
-            count += int(quotes.size)
-            previous = int(data[-1])
-        return None if count % 2 else True
+        return True if check.done() else None
     finally:
         raw.seek(0)
 
 
-def _slices(raw: io.BufferedReader) -> Iterator[memoryview]:
+def _slices(raw: io.BufferedReader, check: QuoteCheck) -> Iterator[memoryview]:
     """The file in pieces of about ARROW_SLICE bytes, each ending at a line end (the rest of a cut line
-    starts the next piece). A piece without any line end means a line longer than a slice: the generator
-    stops with a `ValueError` (the csv module then reads the file)."""
+    starts the next piece), every byte passed through `check` before its piece is handed out. The file is
+    read straight into each piece's buffer (no copy). A line longer than a slice, or a file that is not well
+    quoted, stops the generator with a `ValueError` (the csv module then reads the file)."""
     rest = b""
-    while block := raw.read(ARROW_SLICE):
-        data = rest + block if rest else block
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+    while True:
+        buffer = bytearray(len(rest) + ARROW_SLICE)
+        buffer[:len(rest)] = rest
+        got = raw.readinto(memoryview(buffer)[len(rest):])
+        if not got:
+            break
+        end = len(rest) + got
+        if not check.feed(buffer, len(rest), end):
+            raise ValueError("not well quoted")
+        cut = max(buffer.rfind(b"\n", 0, end), buffer.rfind(b"\r", 0, end)) + 1
         if cut == 0:
-            if len(data) >= ARROW_SLICE:
+            if end >= ARROW_SLICE:
                 raise ValueError("a line longer than a slice")
-            rest = data
+            rest = bytes(buffer[:end])
             continue
-        rest = data[cut:]
-        yield memoryview(data)[:cut]  # no copy of the slice
+        rest = bytes(buffer[cut:end])
+        yield memoryview(buffer)[:cut]
+    if not check.done():
+        raise ValueError("not well quoted")
     if rest:
         yield memoryview(rest)
 
 
 def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
     """`read_coded` by pyarrow's multithreaded CSV reader, for the common case only: a well-quoted file
-    (`_well_quoted`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
+    (`QuoteCheck`: no NUL byte, every quote where strict CSV puts one, no line break inside quotes), UTF-8,
     rectangular, with a header whose names pass `check_header`.
 
-    The file goes to pyarrow a slice at a time (ARROW_SLICE bytes, parsed by its threads), so that only one
-    slice's strings are ever held. Every value is read as a string (never as a number: `007` stays `007`);
+    The file goes to pyarrow a slice at a time (ARROW_SLICE bytes, parsed by its threads, each checked by
+    `QuoteCheck` first), so that only one slice's strings are ever held. Every value is read as a string
+    (never as a number: `007` stays `007`);
     a column whose every value is an integer (`integers`) is kept as integers and coded from its distinct
     numbers when they are all written canonically (`numbers_as_codes`; else the file is read a second time
     with that column as text), any other is dictionary-encoded by pyarrow; no Python object is made per row.
@@ -439,7 +569,7 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
         header = check_header(raw_header, 1, name)
     except InputError:
         return None  # the csv-module reader gives the message
-    if len(set(raw_header)) != len(raw_header) or not _well_quoted(raw, separator):
+    if len(set(raw_header)) != len(raw_header):
         return None
     text: set[int] = set()  # columns to read as text from the start
     try:
@@ -472,11 +602,41 @@ def _arrow_pass(raw: io.BufferedReader, header: list[str], separator: str, text:
     columns = [_ArrowColumn(position in text) for position in range(len(header))]
     parse = pacsv.ParseOptions(delimiter=separator, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
+    # UTF-8 is checked per column, and only where it is text (`_ArrowColumn.add`): a fifth of the parse saved
     convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False,
-                                   quoted_strings_can_be_null=False)
+                                   quoted_strings_can_be_null=False, check_utf8=False)
     options = pacsv.ReadOptions(column_names=header, block_size=ARROW_BLOCK)
+    with ThreadPoolExecutor(_threads()) as threads, ThreadPoolExecutor(1) as parser:
+        parsed = None  # pyarrow parses the next slice while the threads work on the columns of this one
+        for piece in _data_pieces(raw, separator):
+            following = parser.submit(pacsv.read_csv, pa.py_buffer(piece), read_options=options, parse_options=parse,
+                                      convert_options=convert)
+            del piece
+            if parsed is not None:
+                _add_slice(threads, columns, parsed.result())
+            parsed = following
+        if parsed is not None:
+            _add_slice(threads, columns, parsed.result())
+        del parsed
+        pool.release_unused()
+        out = [finished or (None, (), None) for finished in threads.map(_ArrowColumn.finish, columns)]
+    pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
+    return out
+
+
+def _add_slice(threads: ThreadPoolExecutor, columns: list[_ArrowColumn], data: object) -> None:
+    """A parsed slice's columns added to the columns, side by side (casts and numpy release the GIL)."""
+    list(threads.map(_ArrowColumn.add, columns, data.columns))  # type: ignore[attr-defined]
+    del data
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the slice's strings: the allocator would keep them resident
+
+
+def _data_pieces(raw: io.BufferedReader, separator: str) -> Iterator[memoryview]:
+    """The file's slices (`_slices`) without the header line and what precedes it: the data rows only."""
     header_seen = False
-    for number, piece in enumerate(_slices(raw)):
+    for number, piece in enumerate(_slices(raw, QuoteCheck(separator))):
         if not header_seen:  # the header is the first line that is not empty (`_read_coded_arrow`): skip past it
             head = bytes(piece[:HEAD_BYTES])
             start = 3 if not number and head.startswith(b"\xef\xbb\xbf") else 0
@@ -493,19 +653,8 @@ def _arrow_pass(raw: io.BufferedReader, header: list[str], separator: str, text:
             end = min(ends)
             bytes(piece[start:end]).decode("utf-8")  # a header that is not UTF-8: the csv module says where
             piece = piece[end + 1:]
-        if not len(piece):
-            continue
-        data = pacsv.read_csv(pa.py_buffer(piece), read_options=options, parse_options=parse,
-                              convert_options=convert)
-        del piece
-        with ThreadPoolExecutor(_threads()) as threads:  # casts and numpy release the GIL: columns side by side
-            list(threads.map(_ArrowColumn.add, columns, data.columns))
-        del data
-        pool.release_unused()  # the slice's strings: the allocator would keep them resident
-    with ThreadPoolExecutor(_threads()) as threads:
-        out = [finished or (None, (), None) for finished in threads.map(_ArrowColumn.finish, columns)]
-    pool.release_unused()  # hand the freed blocks back to the system: the allocator would keep them resident
-    return out
+        if len(piece):
+            yield piece
 
 
 def _threads() -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.csvio import code_dtype, decimal_order, read_rows
+from kgen.csvio import IntegerLabels, code_dtype, decimal_order, read_rows
 from kgen.table import CodedColumn
 from lattice import builders
 from lattice.errors import InputError, clip
@@ -141,7 +141,7 @@ def decimal_levels(column: str, values: Sequence[str], numbers: np.ndarray) -> H
     if len(labels[-1]) > 1:  # negative numbers: one class needs a `*` level on top
         maps.append(np.zeros(len(values), dtype=np.uint8))
         labels.append((TOP,))
-    leaves = values if isinstance(values, tuple) else tuple(values)
+    leaves = values if isinstance(values, (tuple, IntegerLabels)) else tuple(values)
     return Hierarchy.from_arrays(column, Levels(leaves, tuple(maps), tuple(labels)), f"decimal hierarchy of {column!r}")
 
 

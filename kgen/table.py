@@ -40,7 +40,7 @@ class CodedColumn(Sequence[str]):
 
     def __init__(self, codes: np.ndarray, labels: Sequence[str], numbers: np.ndarray | None = None) -> None:
         self.codes = np.asarray(codes)  # any integer type: kgen keeps the narrowest (fitness.encoding.code_dtype)
-        self.labels = tuple(labels)
+        self.labels = labels if isinstance(labels, (tuple, csvio.IntegerLabels)) else tuple(labels)
         self.numbers = numbers
 
     @cached_property

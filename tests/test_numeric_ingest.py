@@ -283,7 +283,7 @@ def test_slices_end_at_line_ends_and_some_cut_between_cr_and_lf(monkeypatch):
     cut_inside_crlf = False
     for slices in range(30, 42):
         monkeypatch.setattr(csvio, "ARROW_SLICE", slices)
-        pieces = [bytes(p) for p in csvio._slices(io.BytesIO(data))]
+        pieces = [bytes(p) for p in csvio._slices(io.BytesIO(data), csvio.QuoteCheck(","))]
         assert b"".join(pieces) == data
         assert all(p.endswith((b"\n", b"\r")) for p in pieces[:-1])
         cut_inside_crlf |= any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in itertools.pairwise(pieces))
@@ -295,7 +295,7 @@ def test_a_line_longer_than_a_slice_leaves_the_file_to_the_csv_module(tmp_path, 
     path.write_bytes(b"a,b\n" + _rows(_late("1" * 17, at=200)))
     monkeypatch.setattr(csvio, "ARROW_SLICE", 16)
     with pytest.raises(ValueError):
-        list(csvio._slices(io.BytesIO(path.read_bytes())))
+        list(csvio._slices(io.BytesIO(path.read_bytes()), csvio.QuoteCheck(",")))
     assert _arrow(path) is None
     fast, slow = _both_readers(path)
     assert _same(fast, slow)
