@@ -28,7 +28,7 @@ class Levels:
     (so leaf i generalizes to `labels[L - 1][maps[L - 1][i]]` at level L). A tree by construction: each
     leaf has one label per level, and the builder makes labels nest."""
 
-    leaves: tuple[str, ...]
+    leaves: Sequence[str]
     maps: tuple[np.ndarray, ...]
     labels: tuple[tuple[str, ...], ...]
 
