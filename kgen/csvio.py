@@ -1,12 +1,14 @@
 """Reading and writing CSV: separator detection, BOM, CRLF, quoted fields, streamed into columns.
 
-A data file is read as a stream (`csv.reader` over the open file) straight into columns: each column is
-dictionary-encoded as it is read (an integer code per row, and the list of its distinct strings), so that a
-table of millions of rows never exists as Python strings per row. Every problem with a file is an
-InputError naming the file and, where it can, the data row ("row N": the first row after the header is row
-1, as the report's `suppressed_rows`), the physical line ("line L") and the column; a message shows at most
-the offending field, cut to 40 characters, never a whole row. Input files are only ever read (see
-kgen.files, which also owns atomic writing; its names are re-exported here for older callers).
+A data file is read straight into columns, so that a table of millions of rows never exists as Python
+strings per row: pyarrow's multithreaded reader takes the common, well-formed file a slice at a time
+(`_read_coded_arrow`; a column of integers is coded from its numbers, any other is dictionary-encoded), and
+the csv module reads every other file, a chunk of rows at a time (`_read_coded`), with the same result on
+the files both accept. Every problem with a file is an InputError, worded by the csv-module reader, naming
+the file and, where it can, the data row ("row N": the first row after the header is row 1, as the report's
+`suppressed_rows`), the physical line ("line L") and the column; a message shows at most the offending
+field, cut to 40 characters, never a whole row. Input files are only ever read (see kgen.files, which also
+owns atomic writing; its names are re-exported here for older callers).
 """
 
 from __future__ import annotations
@@ -186,7 +188,7 @@ def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCS
 
 ARROW_BLOCK = 1 << 22  # bytes pyarrow parses per block: the threads of its reader share a slice's blocks
 ARROW_SLICE = 1 << 24  # bytes of the file handed to pyarrow's reader at once: bounds the strings held
-_QUOTE, _CR, _LF, _NUL = 34, 13, 10, 0
+_QUOTE, _CR, _LF = 34, 13, 10
 QUOTE_BLOCK = 1 << 22  # bytes looked at a time for quotes (its masks are transient memory: keep it small)
 MAX_MAGNITUDE = 10**18  # a column is read as numbers only below this in absolute value (sort keys fit int64)
 _POWERS = 10 ** np.arange(1, 19, dtype=np.int64)  # 10 .. 10^18: a number's digit count by binary search
