@@ -269,7 +269,8 @@ def integer_labels(values: Sequence[str], tokens: tuple[str, ...]) -> np.ndarray
     if numbers is None:
         return None
     for token in tokens:
-        if INTEGER_TEXT.fullmatch(token) and str(int(token)) == token and bool((numbers == int(token)).any()):
+        if (len(token) <= 19 and INTEGER_TEXT.fullmatch(token) and str(int(token)) == token
+                and bool((numbers == int(token)).any())):  # longer: no int64, so never among the numbers
             return None
     return numbers
 

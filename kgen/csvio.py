@@ -327,9 +327,12 @@ class IntegerLabels(Sequence[str]):
 
     def _position(self, value: object) -> int:
         """The position of `value`, or -1 (only a canonical integer's string can be a label)."""
-        if not isinstance(value, str) or not _CANONICAL.fullmatch(value) or len(value) > 19:
+        if not isinstance(value, str) or len(value) > 19 or not _CANONICAL.fullmatch(value):
             return -1
-        hits = np.flatnonzero(self.numbers == int(value))
+        number = int(value)
+        if str(number) != value:  # `007` or `-0` is no label even though 7 or 0 may be one
+            return -1
+        hits = np.flatnonzero(self.numbers == number)
         return int(hits[0]) if hits.size else -1
 
     def __contains__(self, value: object) -> bool:

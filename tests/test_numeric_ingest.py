@@ -647,3 +647,24 @@ def test_the_encoded_qi_maps_leaves_to_levels_from_its_maps_without_the_rows():
             for level in range(qi.height + 1):
                 assert np.array_equal(fresh.leaf_map(level), plain.leaf_map(level))
             assert not fresh.codes._made
+
+
+def test_integer_labels_behave_as_the_tuple_of_their_strings():
+    import pickle
+
+    numbers = np.array([-10, -2, 0, 10, 7, 9], dtype=np.int64)  # string order
+    labels = csvio.IntegerLabels(numbers)
+    strings = ("-10", "-2", "0", "10", "7", "9")
+    assert labels == strings and strings == labels and hash(labels) == hash(strings) and len(labels) == 6
+    assert [labels[i] for i in range(-6, 6)] == list(strings + strings) and labels[1:3] == strings[1:3]
+    for value in ("7", "-10", "0", "007", "-0", "+7", " 7", "x", "", "9" * 19, "9" * 25):
+        assert (value in labels) == (value in strings), value
+        if value in strings:
+            assert labels.index(value) == strings.index(value)
+        else:
+            with pytest.raises(ValueError):
+                labels.index(value)
+    assert labels + ("*",) == strings + ("*",) and ("*",) + labels == ("*",) + strings
+    assert np.asarray(labels, dtype=object).tolist() == list(strings) and list(labels) == list(strings)
+    copy = pickle.loads(pickle.dumps(labels))
+    assert copy == labels and isinstance(copy, csvio.IntegerLabels)
