@@ -524,7 +524,7 @@ def _slices(raw: io.BufferedReader, check: QuoteCheck) -> Iterator[memoryview]:
     quoted, stops the generator with a `ValueError` (the csv module then reads the file)."""
     rest = b""
     while True:
-        buffer = bytearray(len(rest) + ARROW_SLICE)
+        buffer = bytearray(len(rest) + _slice_size(raw))
         buffer[:len(rest)] = rest
         got = raw.readinto(memoryview(buffer)[len(rest):])
         if not got:
@@ -544,6 +544,15 @@ def _slices(raw: io.BufferedReader, check: QuoteCheck) -> Iterator[memoryview]:
         raise ValueError("not well quoted")
     if rest:
         yield memoryview(rest)
+
+
+def _slice_size(raw: io.BufferedReader) -> int:
+    """ARROW_SLICE, or less when the rest of the file is smaller (a small file gets a small buffer)."""
+    try:
+        remaining = os.fstat(raw.fileno()).st_size - raw.tell()
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
+        return ARROW_SLICE
+    return min(ARROW_SLICE, max(remaining, 1 << 16))
 
 
 def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: str) -> CodedCSV | None:
