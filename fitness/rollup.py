@@ -208,9 +208,10 @@ class RollupCache:
         if known is not None:
             self._tables.move_to_end(node)
             return known
-        varying = [i for i, (qi, level) in enumerate(zip(self.table.qis, node)) if qi.cards[level] > 1]
-        source = self.source_for(node) if len(varying) > 1 else None
-        if len(varying) <= 1 and self.active:
+        varying = ([i for i, (qi, level) in enumerate(zip(self.table.qis, node)) if qi.cards[level] > 1]
+                   if self.active else None)  # a small table's evaluations skip this (the direct kernel is cheap)
+        source = self.source_for(node) if varying is None or len(varying) > 1 else None
+        if varying is not None and len(varying) <= 1:
             self.hits += 1  # one QI left: its classes are its values, counted from its leaves (`projection`)
             result = self.projection(node, varying[0] if varying else None)
         elif source is not None:
