@@ -70,7 +70,6 @@ class Hierarchy:
     paths: Mapping[str, tuple[str, ...]]
     height: int
     source: str | None = None
-    _parents: dict = field(default_factory=dict, repr=False)
     levels: Levels | None = field(default=None, repr=False)  # the arrays, when a vectorized builder made it
 
     @classmethod
@@ -123,8 +122,7 @@ class Hierarchy:
             paths[row[0]] = row
         if width is None:
             raise InputError("hierarchy is empty", file=where)
-        return cls(name=name, paths=paths, height=width - 1, source=source,
-                   _parents={level: p for level, p in enumerate(parents)})
+        return cls(name=name, paths=paths, height=width - 1, source=source)
 
     @classmethod
     def from_levels(cls, name: str, values: Iterable[str], levels: Sequence[Mapping[str, str]],
@@ -166,7 +164,7 @@ class Hierarchy:
         path = (token,) * self.height + (top,) if self.height > 0 else (token,)
         paths = dict(self.paths)
         paths[token] = path
-        return Hierarchy(self.name, paths, self.height, self.source, self._parents)
+        return Hierarchy(self.name, paths, self.height, self.source)
 
     def check_covers(self, values: Iterable[str], column: str) -> None:
         """Raise an InputError naming the first value of the data that the hierarchy lacks."""
