@@ -42,9 +42,9 @@ from experiments.common import (
     run_plan,
     run_search,
 )
-from kgen.algorithms import REGISTRY
-from kgen.api import prepare
-from kgen.csvio import write_atomic
+from kgen.io.csvio import write_atomic
+from kgen.run.algorithms import REGISTRY
+from kgen.run.pipeline import prepare
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ FULL = Mode(
     convergence_evaluations=5000,
 )
 BASE_METHODS = ("exhaustive", "ola", "bestfirst", "certify", "kgen", "kgen+", "random")
-# Searches other helpers may register; each joins the figures by name once it is in kgen.algorithms.REGISTRY.
+# Searches other helpers may register; each joins the figures by name once it is in kgen.run.algorithms.REGISTRY.
 # `exact`: its completed answer is the optimum of LOG; `all_minimal`: it also returns every k-minimal node.
 # A registered class may say the same itself with class attributes `exact` / `all_minimal` (they win).
 OPTIONAL_METHODS: dict[str, dict[str, bool]] = {
@@ -122,7 +122,7 @@ def methods_for(mode: Mode, dataset: str, wanted: Sequence[str], log=print) -> t
     for label in wanted:
         method = catalogue.get(label)
         if method is None or method.algorithm not in REGISTRY:
-            log(f"warning: algorithm {catalogue_algorithm(label)!r} is not in kgen.algorithms.REGISTRY; "
+            log(f"warning: algorithm {catalogue_algorithm(label)!r} is not in kgen.run.algorithms.REGISTRY; "
                 f"{label} is left out")
             continue
         chosen.append(method)

@@ -6,7 +6,7 @@ and without 1 % suppression, exact searches and KGen side by side.
 Exact searches: every registered one of exhaustive, ola, bestfirst, flash (each from a cold evaluator cache;
 OLA from `lattice.search.ola` while it is not registered).
 KGen: the registered "kgen" algorithm, or `lattice.search.kgen_ga.KGen` while it is not registered yet (said
-in the table). Every released table is re-verified with the independent `kgen.check` (k, l and the limit).
+in the table). Every released table is re-verified with the independent `kgen.check.kanonymity` (k, l and the limit).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from kgen import Config, read_csv
-from kgen.algorithms import REGISTRY, make_search
-from kgen.api import finish, prepare
-from kgen.check import SensitiveRule, check_k_anonymity
+from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
+from kgen.run.algorithms import REGISTRY, make_search
+from kgen.run.pipeline import finish, prepare
 from lattice.search.base import Limits
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]

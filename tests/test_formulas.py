@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgen import cli, verify
-from kgen.check import CheckResult
-from kgen.cli import main
-from kgen.formulas import escape, formula_columns, is_formula, unescape
-from kgen.table import read_csv
+from kgen.check import verify
+from kgen.check.kanonymity import CheckResult
+from kgen.cli import main as cli
+from kgen.cli.main import main
+from kgen.io.formulas import escape, formula_columns, is_formula, unescape
+from kgen.io.table import read_csv
 
 DATA = ("name,sex,age,note\n"
         "Ann,M,30,=HYPERLINK(\"http://x\")\nBob,M,31,+flu\nCid,F,40,@SUM(A1)\nDan,F,41,-cold\n"

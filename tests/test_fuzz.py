@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from kgen.algorithms import REGISTRY
-from kgen.cli import main
+from kgen.cli.main import main
+from kgen.run.algorithms import REGISTRY
 
 MISSING = ("", "?", "NA")
 CATEGORIES = ("a", "b", "c", "d", "e", "x,y", 'q"r', "semi;colon", "ü")

@@ -225,9 +225,9 @@ def test_bestfirst_stays_exact_when_it_may_not_prune(table: EncodedTable, k: int
 
 
 def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared_data) -> None:  # noqa: ANN001
-    from kgen.api import prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.pipeline import prepare
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
     prepared = prepare(table, Config(qi=table.columns[1:7], identifiers=("nr",), k=2, suppression=0.005))
@@ -241,9 +241,9 @@ def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared
 
 
 def test_bestfirst_evaluates_fewer_nodes_than_ola_on_cargo_10_qis(shared_data) -> None:  # noqa: ANN001
-    from kgen.api import prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.pipeline import prepare
     from lattice.search.ola import OLA
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")

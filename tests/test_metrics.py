@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from fitness.objective import OBJECTIVES, make_objective
 from kgen import Config, from_mapping, prepare
-from kgen.algorithms import REGISTRY, make_search
-from kgen.api import anonymize
-from kgen.cli import main
+from kgen.cli.main import main
+from kgen.run.algorithms import REGISTRY, make_search
+from kgen.run.pipeline import anonymize
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits

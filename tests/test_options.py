@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen import api, parallel
-from kgen import report as reporting
-from kgen.cli import build_parser, main, separator
-from kgen.config import Config
-from kgen.table import from_mapping, read_csv
+from kgen.cli.main import build_parser, main, separator
+from kgen.io.table import from_mapping, read_csv
+from kgen.report import build as reporting
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from kgen.runners import parallel
 from lattice.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -189,7 +190,7 @@ def test_usable_cores_follow_the_cpu_affinity(tmp_path: Path) -> None:
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("no CPU affinity on this platform")
     code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
-            "from kgen.parallel import usable_cores; print(usable_cores())")
+            "from kgen.runners.parallel import usable_cores; print(usable_cores())")
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("LOKY_MAX_CPU_COUNT", None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

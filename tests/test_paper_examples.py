@@ -9,7 +9,7 @@ import pytest
 from fitness.encoding import EncodedTable, encode_column
 from fitness.supportmap import SupportMap
 from kgen import Config, anonymize, check_k_anonymity, from_mapping
-from kgen.api import prepare, release
+from kgen.run.pipeline import prepare, release
 from lattice import builders
 from lattice.box import Box
 from lattice.hierarchy import Hierarchy

@@ -1,5 +1,5 @@
 """One run path and one report builder (issue 14, item 4): the command line builds its Config from its options
-field by field and runs `kgen.api.anonymize`; `kgen/report.py` builds every report, in a fixed key order, and
+field by field and runs `kgen.run.pipeline.anonymize`; `kgen/report.py` builds every report, in a fixed key order, and
 a report's `verified` is written only after the independent check ran."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from kgen import api, cli, write_release
-from kgen import report as reporting
-from kgen.check import CheckResult
-from kgen.config import Config
-from kgen.table import from_mapping
-from kgen.verify import ReleaseCheckError
+from kgen import write_release
+from kgen.check.kanonymity import CheckResult
+from kgen.check.verify import ReleaseCheckError
+from kgen.cli import main as cli
+from kgen.io.table import from_mapping
+from kgen.report import build as reporting
+from kgen.run import pipeline as api
+from kgen.run.config import Config
 from lattice.errors import InputError
 
 PEOPLE = "name,age,zip,disease\n" + "".join(
@@ -90,7 +92,7 @@ def test_the_command_line_runs_the_python_api(people: Path, tmp_path: Path, monk
 
 
 class Recorder:
-    """A progress callback with the optional `begin` and `close` of kgen.api.search."""
+    """A progress callback with the optional `begin` and `close` of kgen.run.pipeline.search."""
 
     def __init__(self, events: list, stop_after: int | None = None) -> None:
         self.events, self.stop_after, self.calls = events, stop_after, 0
@@ -139,10 +141,10 @@ def test_ctrl_c_in_the_python_api_raises_interrupted_with_the_best_so_far() -> N
 
 def test_partitioned_runs_go_to_kgen_partitioned(monkeypatch) -> None:
     calls = []
-    fake = types.ModuleType("kgen.partitioned")
+    fake = types.ModuleType("kgen.run.partitioned")
     fake.anonymize = lambda data, config, output=None, progress=None: calls.append(
         (data, config, output, progress)) or "partitioned"
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", fake)
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", fake)
     config, progress = Config(qi=["a"], k=2, partitioned=True), Recorder([])
     assert api.anonymize("data/*.parquet", config, progress) == "partitioned"
     assert calls == [("data/*.parquet", config, None, progress)]
@@ -156,14 +158,14 @@ def test_the_command_line_gives_a_partitioned_run_the_path_unread(people: Path, 
         seen.append((data, output))
         raise InputError("stop here")
 
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", types.SimpleNamespace(anonymize=anonymize))
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", types.SimpleNamespace(anonymize=anonymize))
     assert cli.main(anonymize_argv(people, tmp_path / "parts", "--partitioned")) == 2
     assert seen == [(str(people), str(tmp_path / "parts"))]
 
 
 def test_partitioned_without_its_package_is_one_input_error(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", None)  # as if the package were not installed
-    with pytest.raises(InputError, match="needs the kgen.partitioned package"):
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", None)  # as if the package were not installed
+    with pytest.raises(InputError, match="needs the kgen.run.partitioned module"):
         api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))
 
 
@@ -221,10 +223,10 @@ def test_write_release_records_the_figures_of_the_check_that_ran(tmp_path: Path)
 
 
 def test_partitioned_without_dask_is_one_input_error_naming_the_extra(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", None)
-    monkeypatch.delitem(sys.modules, "kgen.partitioned")
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", None)
+    monkeypatch.delitem(sys.modules, "kgen.run.partitioned")
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if Dask's extra were not installed
-    for name in [m for m in sys.modules if m.startswith("kgen.partitioned.")]:
+    for name in [m for m in sys.modules if m.startswith("kgen.runners.partitioned.")]:
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(InputError, match=r"--partitioned needs distributed: pip install"):
         api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))

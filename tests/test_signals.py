@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen import api, cli
-from kgen.cli import main
+from kgen.cli import main as cli
+from kgen.cli.main import main
+from kgen.run import pipeline as api
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,8 +151,8 @@ def test_out_of_memory_in_a_real_process_is_exit_5(tmp_path: Path) -> None:
     rows = ["a,b,c,d"] + [f"{i},{i * 7 % 1000},{i % 97},{i % 13}" for i in range(600_000)]
     source = tmp_path / "big.csv"
     source.write_text("\n".join(rows) + "\n")
-    script = ("import resource, sys, numpy, kgen.api, kgen.cli\n"
-              "from kgen.cli import main\n"
+    script = ("import resource, sys, numpy, kgen.run.pipeline, kgen.cli.main\n"
+              "from kgen.cli.main import main\n"
               "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
               "limit = used + 40 * 2**20\n"
               "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"

@@ -17,8 +17,8 @@ PEEK_ROWS = 10_000
 
 
 def load_tree(path: str | os.PathLike, column: str) -> Tree:
-    """A hierarchy in ARX's CSV format (read and validated by kgen.hierarchies), as Mondrian's ordered tree."""
-    from kgen.hierarchies import load_arx
+    """A hierarchy in ARX's CSV format (read and validated by kgen.io.hierarchies), as Mondrian's ordered tree."""
+    from kgen.io.hierarchies import load_arx
 
     hierarchy = load_arx(path, column)
     return Tree.from_paths(list(hierarchy.paths.values()))
@@ -70,7 +70,7 @@ def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive
     for column in qis:
         path = hierarchies.get(column)
         if path is None and hierarchy_dir is not None:
-            from kgen.hierarchies import find_in_dir
+            from kgen.io.hierarchies import find_in_dir
 
             found = find_in_dir(hierarchy_dir, column)
             path = str(found) if found else None

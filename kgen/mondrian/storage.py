@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgen.csvio import detect_separator
+from kgen.io.csvio import detect_separator
 from lattice.errors import InputError
 
 Clause = dict

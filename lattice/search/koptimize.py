@@ -21,7 +21,7 @@ completes (`stopped == "complete"`) and returns the best set found when a limit 
 
 Only the tree search lives here: costs and bounds are data and come from a `CutOracle` (kgen.koptimize builds
 one from a table). `ChosenNode` is the lattice search that releases the node k-Optimize chose once
-kgen.api.prepare has turned its cut points into one-level hierarchies.
+kgen.run.pipeline.prepare has turned its cut points into one-level hierarchies.
 """
 
 from __future__ import annotations
@@ -216,7 +216,8 @@ class KOptimize:
 class ChosenNode:
     """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built.
 
-    kgen.api.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at level 1.
+    kgen.run.pipeline.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at
+    level 1.
 
     Parameters
     ----------
@@ -235,7 +236,7 @@ class ChosenNode:
         cut-point search's evaluations, seconds and `stopped` added to its own.
         """
         if not self.outcome:
-            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
+            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.anonymize "
                              "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")
         budget = Budget(problem, limits)
         result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))
