@@ -30,7 +30,7 @@ def one(q: int, algorithm: str, options: dict, time_limit: float | None, max_eva
     """One search in this process; its figures as a dict (printed as JSON by `--one`)."""
     from experiments.common import load_cargo
     from kgen.run.algorithms import make_search
-    from kgen.run.pipeline import prepare
+    from kgen.run.prepare import prepare
     from lattice.search.base import Limits
     from lattice.search.certify import certified_bound
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from benchmarks import synthetic
 from kgen.io.table import read_csv
 from kgen.run.config import Config
-from kgen.run.pipeline import Prepared, prepare
+from kgen.run.prepare import Prepared, prepare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("KGEN_SHARED", REPO.parent / "shared")) / "data"  # as tests/conftest.py

@@ -28,7 +28,7 @@ import numpy as np
 from benchmarks import common
 from fitness import kernel
 from fitness.evaluator import NodeEvaluator
-from kgen.run.pipeline import Prepared
+from kgen.run.prepare import Prepared
 from lattice.node import Node
 from lattice.search.base import Limits, Problem
 

@@ -43,7 +43,8 @@ import pandas as pd
 path, columns, evaluations = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 k, suppression, seed, rounds = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 from kgen import write_release
-from kgen.run.pipeline import finish, prepare, search
+from kgen.run.pipeline import finish, search
+from kgen.run.prepare import prepare
 from kgen.run.config import Config
 from kgen.io.table import read_table
 out = {}

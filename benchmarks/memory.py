@@ -56,7 +56,7 @@ def run(case: str, algo: str, evaluations: int, time_limit: float) -> dict:
 
 INGEST_CHILD = """
 import json, os, resource, sys, time
-from kgen.run.pipeline import prepare
+from kgen.run.prepare import prepare
 from kgen.run.config import Config
 from kgen.io.table import read_csv
 path, columns = sys.argv[1], sys.argv[2].split(",")

@@ -32,7 +32,7 @@ from benchmarks import synthetic
 from kgen.io.table import Table, from_mapping, read_csv
 from kgen.run.algorithms import make_search
 from kgen.run.config import Config
-from kgen.run.pipeline import Prepared, prepare
+from kgen.run.prepare import Prepared, prepare
 from kgen.runners.parallel import evaluator_for
 from lattice.search.base import Limits, SearchResult
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from benchmarks import common
-from kgen.run.pipeline import Prepared
+from kgen.run.prepare import Prepared
 from lattice.search.base import Limits, Search
 
 

@@ -26,7 +26,7 @@ from kgen.datasets import generate as generate_fraud
 from kgen.io.csvio import write_atomic
 from kgen.io.table import Table
 from kgen.run.algorithms import make_search
-from kgen.run.pipeline import Prepared, prepare
+from kgen.run.prepare import Prepared, prepare
 from lattice.accuracy import overall_accuracy
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult

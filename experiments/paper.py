@@ -44,7 +44,7 @@ from experiments.common import (
 )
 from kgen.io.csvio import write_atomic
 from kgen.run.algorithms import REGISTRY
-from kgen.run.pipeline import prepare
+from kgen.run.prepare import prepare
 
 
 @dataclass(frozen=True)

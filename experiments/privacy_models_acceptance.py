@@ -19,7 +19,8 @@ from pathlib import Path
 from kgen import Config, read_csv
 from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
 from kgen.run.algorithms import REGISTRY, make_search
-from kgen.run.pipeline import finish, prepare
+from kgen.run.pipeline import finish
+from kgen.run.prepare import prepare
 from lattice.search.base import Limits
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]

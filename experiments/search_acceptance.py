@@ -20,7 +20,7 @@ from pathlib import Path
 from kgen.io.table import Table, read_csv
 from kgen.run.algorithms import make_search
 from kgen.run.config import Config
-from kgen.run.pipeline import Prepared, prepare
+from kgen.run.prepare import Prepared, prepare
 from lattice.accuracy import log_gap, overall_accuracy
 from lattice.search.base import Limits, SearchResult
 

@@ -6,8 +6,8 @@ report's node to new data. Ctrl-C during a search raises `Interrupted` (a Keyboa
 node found so far."""
 
 from kgen.check.kanonymity import check_k_anonymity
-from kgen.io.table import Table, from_dataframe, from_mapping, read_csv
-from kgen.report.write import to_pandas, write_release
+from kgen.io.table import Table, from_dataframe, from_mapping, read_csv, to_pandas
+from kgen.report.publish import write_release
 from kgen.run.config import Config
 from kgen.run.pipeline import Interrupted, Prepared, Result, anonymize, prepare
 from kgen.runners.parallel import ClusterError

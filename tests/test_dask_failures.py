@@ -30,7 +30,8 @@ from fitness.objective import Precision
 from kgen.io.table import from_mapping
 from kgen.run import pipeline as api
 from kgen.run.config import Config
-from kgen.runners.parallel import ClusterError, ParallelRunner, evaluator_for
+from kgen.runners.parallel import ParallelRunner, evaluator_for
+from kgen.status import ClusterError
 from lattice.errors import InputError
 
 distributed = pytest.importorskip("distributed")

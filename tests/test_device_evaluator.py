@@ -303,7 +303,7 @@ def test_cli_device_gpu_without_a_gpu_is_one_line_and_exit_2(tmp_path: Path) -> 
 def test_cargo_with_all_97_qis_at_low_nodes_equals_the_cpu_evaluator(cargo_csv: Path) -> None:
     from kgen.io.table import read_csv
     from kgen.run.config import Config
-    from kgen.run.pipeline import prepare
+    from kgen.run.prepare import prepare
 
     table = read_csv(cargo_csv)
     config = Config(qi=table.columns[1:98], identifiers=("nr",), k=2, suppression=0.005, prune=False)
@@ -343,7 +343,8 @@ def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, 
 def test_distinct_l_diversity_through_the_api_runs_on_the_device(adult_csv: Path) -> None:
     from kgen.io.table import read_csv
     from kgen.run.config import Config
-    from kgen.run.pipeline import anonymize, prepare
+    from kgen.run.pipeline import anonymize
+    from kgen.run.prepare import prepare
 
     table = read_csv(adult_csv)
     common = {"qi": ("sex", "age", "race", "marital-status"), "k": 3, "suppression": 0.02, "sensitive": ("occupation",),

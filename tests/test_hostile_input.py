@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from kgen.cli import main as cli
+from kgen.cli import anonymize as anonymize_command
 from kgen.cli.main import main
 from kgen.io.csvio import write_atomic, write_atomic_many
 from lattice.builders import decimal_hierarchy, interval_hierarchy
@@ -533,7 +533,7 @@ class InterruptingBar:
 
 def test_ctrl_c_during_a_search_reports_the_best_so_far_and_writes_nothing(tmp_path, capsys, monkeypatch):
     source, qis = long_table(tmp_path)  # 4^5 = 1024 nodes: exhaustive evaluates 256 per progress call
-    monkeypatch.setattr(cli, "ProgressBar", InterruptingBar)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", InterruptingBar)
     code, out, err = anonymize(capsys, source, "--algorithm", "exhaustive", "--no-prune", "--suppression", "0.05",
                                qi=qis, k=2)
     assert code == EXIT_INTERRUPTED
@@ -547,7 +547,7 @@ def test_ctrl_c_during_a_search_reports_the_best_so_far_and_writes_nothing(tmp_p
 def test_ctrl_c_before_any_feasible_node_says_so(tmp_path, capsys, monkeypatch):
     source, qis = long_table(tmp_path)
     monkeypatch.setattr(InterruptingBar, "after", 1)
-    monkeypatch.setattr(cli, "ProgressBar", InterruptingBar)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", InterruptingBar)
     # k = all rows: only nodes with every QI at its top are feasible, and the first 256 nodes are low
     code, _, err = anonymize(capsys, source, "--algorithm", "exhaustive", "--no-prune", qi=qis, k=400)
     assert code == EXIT_INTERRUPTED
@@ -615,7 +615,7 @@ def test_ctrl_c_outside_the_search_writes_nothing(tmp_path, capsys, monkeypatch)
     def interrupted_prepare(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.api, "prepare", interrupted_prepare)
+    monkeypatch.setattr(anonymize_command.api, "prepare", interrupted_prepare)
     code, out, err = anonymize(capsys, source)
     assert code == EXIT_INTERRUPTED and out == ""
     assert err == "kgen: interrupted; no output was written\n"

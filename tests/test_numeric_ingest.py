@@ -24,7 +24,9 @@ from fitness.rollup import RollupCache, direct
 from kgen.io import csvio, hierarchies
 from kgen.io.table import CodedColumn, Table, read_csv
 from kgen.run.config import Config
-from kgen.run.pipeline import anonymize, integer_labels, prepare
+from kgen.run.pipeline import anonymize
+from kgen.run.prepare import prepare
+from kgen.run.values import integer_labels
 from lattice import builders
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy

@@ -19,10 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen.cli.main import build_parser, main, separator
+from kgen.cli.main import build_parser, main
+from kgen.cli.options import separator
 from kgen.io.table import from_mapping, read_csv
 from kgen.report import build as reporting
 from kgen.run import pipeline as api
+from kgen.run import roles
 from kgen.run.config import Config
 from kgen.runners import parallel
 from lattice.errors import InputError
@@ -104,7 +106,7 @@ def test_the_python_api_reads_a_string_as_comma_separated_names_and_checks_roles
     ("paid", False), ("valid", False), ("zip", False), ("age", False), ("diagnosis", False), ("idle", False),
 ])
 def test_identifier_names_are_matched_on_words(name: str, expected: bool) -> None:
-    assert api.named_like_identifier(name) is expected
+    assert roles.named_like_identifier(name) is expected
 
 
 def test_an_unnamed_identifier_column_is_warned_about_and_reported(capsys, table: Path, tmp_path: Path) -> None:

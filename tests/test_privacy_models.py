@@ -246,7 +246,7 @@ def test_violating_classes_are_suppressed_within_the_limit() -> None:
 
 
 def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
-    from kgen.run.pipeline import models_for
+    from kgen.run.prepare import models_for
 
     models = models_for(Config(qi=["x"], k=3, sensitive=["s"], l=3, l_variant="recursive", c=2.0, t_closeness=0.3,
                                t_distance="ordered"))

@@ -14,12 +14,15 @@ import pytest
 
 from kgen import write_release
 from kgen.check.kanonymity import CheckResult
-from kgen.check.verify import ReleaseCheckError
+from kgen.cli import console, demo, options
 from kgen.cli import main as cli
+from kgen.cli.progress import ProgressBar
 from kgen.io.table import from_mapping
 from kgen.report import build as reporting
+from kgen.report import publish as publishing
 from kgen.run import pipeline as api
 from kgen.run.config import Config
+from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 PEOPLE = "name,age,zip,disease\n" + "".join(
@@ -52,7 +55,7 @@ EVERY_OPTION = [
 
 
 def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
-    config = cli.config_from_args(cli.build_parser().parse_args(EVERY_OPTION))
+    config = options.config_from_args(cli.build_parser().parse_args(EVERY_OPTION))
     defaults = Config(qi=["a", "b"])
     unset = [f.name for f in dataclasses.fields(Config)
              if f.name != "qi" and getattr(config, f.name) == getattr(defaults, f.name)]
@@ -63,14 +66,14 @@ def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
 
 
 def test_options_left_out_give_the_config_defaults() -> None:
-    config = cli.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
+    config = options.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
     assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[])
 
 
 def test_the_demo_builds_its_config_from_its_options_too() -> None:
     args = cli.build_parser().parse_args(["demo", "--k", "7", "--seed", "3", "--algorithm", "ola", "--strict"])
-    config = cli.config_from_args(args, qi=cli.DEMO_QIS, hierarchy_dir="data")
-    assert config == Config(qi=cli.DEMO_QIS, k=7, suppression=0.01, hierarchy_dir="data", algorithm="ola", seed=3,
+    config = options.config_from_args(args, qi=demo.DEMO_QIS, hierarchy_dir="data")
+    assert config == Config(qi=demo.DEMO_QIS, k=7, suppression=0.01, hierarchy_dir="data", algorithm="ola", seed=3,
                             strict=True)
 
 
@@ -88,7 +91,7 @@ def test_the_command_line_runs_the_python_api(people: Path, tmp_path: Path, monk
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv", "--seed", "5")) == 0
     [(config, kwargs)] = calls
     assert config.k == 3 and config.seed == 5 and config.identifiers == ["name"]
-    assert kwargs["warn"] is cli.warn and isinstance(kwargs["progress"], cli.ProgressBar)
+    assert kwargs["warn"] is console.warn and isinstance(kwargs["progress"], ProgressBar)
 
 
 class Recorder:
@@ -186,14 +189,14 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
 def test_verified_is_written_only_after_the_check_ran(people: Path, tmp_path: Path, monkeypatch) -> None:
     seen = []
 
-    def check(path, config, escaped=False, separator=None) -> CheckResult:
+    def check(path, *_, **__) -> CheckResult:
         # the report's temporary file, written before the check: it must not claim any verdict yet
         [temporary] = tmp_path.glob(".out.json.*.tmp")
         seen.append(json.loads(temporary.read_text()))
         return CheckResult(rows=40, k=3, classes=777, smallest_class=3, suppressed_rows=0, violating_rows=[],
                            allowed=0)
 
-    monkeypatch.setattr(cli, "verify_release_file", check)
+    monkeypatch.setattr(publishing, "verify_file", check)
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv")) == 0
     assert len(seen) == 1 and "verified" not in seen[0]
     verified = json.loads((tmp_path / "out.json").read_text())["verified"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen.cli import main as cli
+from kgen.cli import anonymize as anonymize_command
 from kgen.cli.main import main
 from kgen.run import pipeline as api
 
@@ -114,7 +114,7 @@ def test_sigterm_during_the_search_in_process_exits_143(tmp_path: Path, monkeypa
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(cli, "ProgressBar", Terminating)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", Terminating)
     before = signal.getsignal(signal.SIGTERM)
     code = main(["anonymize", str(source), "--qi", qis, "--k", "2", "--algorithm", "exhaustive", "--no-prune",
                  "--output", str(tmp_path / "o.csv")])

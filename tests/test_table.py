@@ -8,7 +8,9 @@ import pytest
 
 from kgen.io.table import CodedColumn, column_codes, from_mapping, read_csv
 from kgen.run.config import Config
-from kgen.run.pipeline import normalize, normalize_codes, prepare, release
+from kgen.run.pipeline import release
+from kgen.run.prepare import prepare
+from kgen.run.values import normalize, normalize_codes
 
 
 @pytest.fixture

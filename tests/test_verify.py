@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from kgen.check.verify import ReleaseCheckError
 from kgen.cli import main as cli
 from kgen.run import pipeline as api
+from kgen.status import ReleaseCheckError
 
 PEOPLE = "name,age,zip,disease\n" + "".join(
     f"p{i},{20 + i % 7},{1000 + i % 3},{'flu' if i % 2 else 'cold'}\n" for i in range(40))

@@ -15,32 +15,14 @@ import os
 from kgen.check.kanonymity import CheckResult, SensitiveRule, check_k_anonymity
 from kgen.io.formulas import unescape
 from kgen.io.table import Table, read_csv
-from kgen.run.config import Config
-from lattice.errors import InputError
-
-
-class ReleaseCheckError(InputError):
-    """The written release failed the independent check: nothing is published (a bug in kgen: report it)."""
-
-    exit_code = 4
-
-
-def sensitive_rules(config: Config, dropped: bool) -> list[SensitiveRule]:
-    """The l-diversity / t-closeness rules of a configuration, for the checker.
-
-    t-closeness compares each class with the column's distribution over the file's rows; a file without its
-    suppressed rows (`--drop-suppressed`) no longer holds that distribution, so t is then left to the evaluator.
-    """
-    t = None if dropped else config.t_closeness
-    if config.l is None and t is None:
-        return []
-    return [SensitiveRule(column, config.l, config.l_variant, config.c, t, config.t_distance)
-            for column in config.sensitive]
+from kgen.status import ReleaseCheckError
 
 
 def rules_from_models(descriptions: list[dict], dropped: bool) -> tuple[int, list[SensitiveRule]]:
-    """k and the checker's rules from a report's `models` (as `kgen apply` reads them); t as in
-    `sensitive_rules`."""
+    """k and the checker's rules from a report's `models` (what `kgen.report.publish` checks a release
+    against). t-closeness compares each class with the column's distribution over the file's rows; a file
+    without its suppressed rows (`dropped`) no longer holds that distribution, so t is then left to the
+    evaluator."""
     k, rules = 1, []
     for m in descriptions:
         if m.get("model") == "k-anonymity":
@@ -52,11 +34,6 @@ def rules_from_models(descriptions: list[dict], dropped: bool) -> tuple[int, lis
     return k, rules
 
 
-def verify_release_file(path: str | os.PathLike, config: Config, escaped: bool = False,
-                        separator: str | None = None) -> CheckResult:
-    """Check the CSV at `path` against the configuration's model; raise ReleaseCheckError if it fails."""
-    rules = sensitive_rules(config, config.drop_suppressed)
-    return verify_file(path, list(config.qi), config.k, config.suppression, rules, escaped, separator)
 
 
 def unescaped(table: Table) -> Table:

@@ -23,18 +23,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from kgen.status import OutputBusyError
 from lattice.errors import InputError
 
 # How long a run waits for another run to finish publishing the same output (seconds); KGEN_LOCK_TIMEOUT
 # overrides it (0: fail at once).
 LOCK_TIMEOUT = 120.0
 LOCK_POLL = 0.05
-
-
-class OutputBusyError(InputError):
-    """Another kgen run holds the lock on an output for longer than this run may wait (exit 7)."""
-
-    exit_code = 7
 
 
 def kind(mode: int) -> str | None:

@@ -151,7 +151,7 @@ class Table:
             yield from (list(r) for r in zip(*parts))
 
     def to_pandas(self) -> object:
-        """The table as a pandas DataFrame of strings, columns in order (`kgen.report.write.to_pandas`, which also
+        """The table as a pandas DataFrame of strings, columns in order (`kgen.to_pandas`, which also
         takes any object with `columns` and `column(name)`)."""
         return to_pandas(self)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kgen.io.hierarchies import find_in_dir, load_arx
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
 from kgen.mondrian.storage import Source, write_csv
 from lattice.errors import InputError
@@ -18,7 +19,6 @@ PEEK_ROWS = 10_000
 
 def load_tree(path: str | os.PathLike, column: str) -> Tree:
     """A hierarchy in ARX's CSV format (read and validated by kgen.io.hierarchies), as Mondrian's ordered tree."""
-    from kgen.io.hierarchies import load_arx
 
     hierarchy = load_arx(path, column)
     return Tree.from_paths(list(hierarchy.paths.values()))
@@ -70,7 +70,6 @@ def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive
     for column in qis:
         path = hierarchies.get(column)
         if path is None and hierarchy_dir is not None:
-            from kgen.io.hierarchies import find_in_dir
 
             found = find_in_dir(hierarchy_dir, column)
             path = str(found) if found else None

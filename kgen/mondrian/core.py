@@ -22,6 +22,7 @@ sensitive values; otherwise the next QI in score order is tried; a partition no 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -453,7 +454,6 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
 
     Raises NoSolutionError when the fragment itself has fewer than k rows or fewer than l distinct sensitive
     values (no partition of it can satisfy the model)."""
-    import time
 
     tune_malloc()
     started = time.perf_counter()

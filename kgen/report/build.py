@@ -16,23 +16,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fitness.evaluator import Evaluation
 from fitness.models import RecursiveCLDiversity, privacy_figures
 from fitness.objective import solution_metrics
-from kgen.check.verify import verified_record
-from kgen.io.csvio import write_atomic_many
 from kgen.io.formulas import formula_columns, is_formula
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
 from kgen.report import risk as risking
-from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.node import Node
 from lattice.search.base import SearchResult
@@ -288,44 +283,3 @@ def to_json(report: dict) -> str:
     return json.dumps(finite(report), indent=2, allow_nan=False) + "\n"
 
 
-def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], None], report: dict,
-            protected: Sequence[str | os.PathLike], check: Callable[[Path], object]) -> None:
-    """Write a release and its report as a pair: both or neither (`kgen.io.csvio.write_atomic_many`).
-
-    Both go to temporary files first. Then the release's size and SHA-256 as written go into the report's
-    provenance, `check` runs on the written temporary release, and only after it returned is `verified` added
-    (`kgen.check.verify.verified_record`, the check's own figures) and the report rewritten; then both are renamed
-    into place. A check that raises leaves `verified` saying it failed, with its error, in `report` (the
-    caller's dict) and publishes nothing.
-
-    Parameters
-    ----------
-    output, report_path
-        Where the release and the report go.
-    release
-        The release's CSV text, or a function writing it to a text stream.
-    report
-        The report (changed in place: `provenance.release`, `verified`).
-    protected
-        Files that must never be overwritten (the input, hierarchy files).
-    check
-        The independent check of the written file: returns a `kgen.check.kanonymity.CheckResult` or raises (an
-        InputError such as `kgen.check.verify.ReleaseCheckError`, exit 4).
-    """
-    report.pop("verified", None)  # a verdict is only ever the one of the check below
-    escaped = bool((report.get("formula_cells") or {}).get("escaped"))
-
-    def check_pair(paths: list[Path]) -> None:
-        provenance.attach_release_file(report, output, paths[0])  # the SHA-256 of the bytes on disk
-        try:
-            result = check(paths[0])
-        except InputError as error:
-            report["verified"] = {"checker": CHECKER, "passed": False, "error": str(error)}
-            raise
-        report["verified"] = verified_record(result, escaped)  # type: ignore[arg-type]
-        with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
-            handle.write(to_json(report))
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    write_atomic_many([(output, release), (report_path, to_json(report))], protected=protected, check=check_pair)

@@ -17,6 +17,9 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kgen.io.csvio import write_atomic
+from kgen.io.table import read_csv
+from kgen.report import provenance, risk
 from kgen.report import summary as summarizing
 
 LEVEL_COLORS = {"kept": "#2b8a3e", "between": "#e8a33d", "full": "#c92a2a"}
@@ -201,8 +204,6 @@ def release_check(report: Mapping, release: str | os.PathLike | None) -> tuple[s
     """When the release file is given: its SHA-256 against the report's, and its risk measured from it."""
     if release is None:
         return None, None
-    from kgen.io.table import read_csv
-    from kgen.report import provenance, risk
 
     found = provenance.sha256_file(release)
     recorded = (report.get("provenance") or {}).get("release", {}).get("sha256")
@@ -258,32 +259,10 @@ def render(report: Mapping, release: str | os.PathLike | None = None, title: str
 def write(report: Mapping, path: str | os.PathLike, release: str | os.PathLike | None = None,
           protected: Sequence[str | os.PathLike] = ()) -> None:
     """Render and write the page atomically (never over a `protected` input)."""
-    from kgen.io.csvio import write_atomic
 
     write_atomic(path, render(report, release), protected)
 
 
-def run_command(report_path: str, release: str | None, output: str | None) -> Path:
-    """`kgen report`: the page for a saved report; the release defaults to the one its provenance names,
-    when that file exists."""
-    from kgen.report import provenance
-
-    report = provenance.read_report(report_path)
-    if "attributes" not in report or "quasi_identifiers" not in report:
-        from lattice.errors import InputError
-
-        raise InputError("is not a kgen anonymize report (no attributes / quasi_identifiers)", file=report_path)
-    if release is None:
-        named = (report.get("provenance") or {}).get("release", {}).get("path")
-        candidates = [Path(named), Path(report_path).parent / Path(named).name] if named else []
-        release = next((str(c) for c in candidates if c.is_file()), None)
-    target = Path(output) if output else Path(report_path).with_suffix(".html")
-    prov = report.get("provenance") or {}
-    inputs = [(prov.get("input") or {}).get("path")] + [(h.get("file") or {}).get("path")
-                                                        for h in (prov.get("hierarchies") or {}).values()]
-    protected = [report_path] + ([release] if release else []) + [p for p in inputs if p]
-    write(report, target, release, protected=protected)
-    return target
 
 
-__all__ = ["render", "run_command", "write"]
+__all__ = ["render", "write"]

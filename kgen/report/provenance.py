@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kgen.status import ChecksumError, ExitCode
+from kgen.version import version
 from lattice.errors import InputError
 
 CHUNK = 1 << 20
@@ -28,12 +30,6 @@ BUILDERS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
 COMMAND_LINE: list[str] | None = None
 # Set by the command line while it runs with `--config FILE`: {"path", "bytes", "sha256"} of the bytes it read.
 CONFIG_FILE: dict | None = None
-
-
-class ChecksumError(InputError):
-    """A file does not match the checksum its report records: it is not the file the report describes."""
-
-    exit_code = 1
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -60,17 +56,6 @@ def file_record(path: str | os.PathLike) -> dict:
     p = Path(path)
     return {"path": str(path), "absolute_path": str(p.resolve()), "bytes": p.stat().st_size,
             "sha256": sha256_file(p)}
-
-
-def kgen_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("kgen")
-    except Exception:  # not installed (run from a checkout): the package's own constant
-        import kgen
-
-        return str(getattr(kgen, "__version__", "unknown"))
 
 
 def jsonable(value: object) -> object:
@@ -141,7 +126,7 @@ def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
         data = {"path": None, "note": "in-memory table (no file)"}
     data |= {"rows": int(getattr(table, "n", 0)), "columns": list(getattr(table, "columns", ()))}
     return {
-        "kgen_version": kgen_version(),
+        "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "invocation": invocation(),
         "parameters": parameters(config),
@@ -154,11 +139,25 @@ def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
     }
 
 
+def for_files(inputs: list[str], hierarchies: Mapping[str, str | None]) -> dict:
+    """The provenance of a run over stored files (`kgen mondrian`): each input file and hierarchy file with its
+    size and SHA-256, as `build` records them."""
+    return {
+        "kgen_version": version(),
+        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "invocation": invocation(),
+        "input": file_record(inputs[0]) if len(inputs) == 1 else {"files": [file_record(f) for f in inputs]},
+        "hierarchies": {name: {"file": file_record(path)} for name, path in hierarchies.items() if path},
+        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
+                     "system": platform.platform(), "machine": platform.machine()},
+    }
+
+
 def for_apply(input_path: str, report_path: str, report: Mapping) -> dict:
     """The provenance of a `kgen apply` run: as `build`, with the applied report's checksum and the
     provenance of the run that wrote it."""
     return {
-        "kgen_version": kgen_version(),
+        "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "invocation": invocation(),
         "input": file_record(input_path) if Path(input_path).is_file() else {"path": input_path},
@@ -193,7 +192,7 @@ def check_written(path: str | os.PathLike, digest: str) -> None:
     found = sha256_file(path)
     if found != digest:
         raise ChecksumError(f"the written release has SHA-256 {found[:12]}..., not the {digest[:12]}... its report "
-                            "records: nothing was published", file=str(path), exit_code=4)  # as ReleaseCheckError
+                            "records: nothing was published", file=str(path), exit_code=ExitCode.RELEASE_CHECK_FAILED)
 
 
 def verify_against_report(report: Mapping, release: str | os.PathLike | None = None,

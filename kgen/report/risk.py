@@ -12,6 +12,7 @@ released classes, as SPEC section 10 defines. Formulas, models and their sources
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -373,7 +374,6 @@ def config_with_max_risk(config: object, max_risk: float | None) -> object:
     """`config` (a kgen.Config) with k raised to k_for_max_risk(max_risk); unchanged when max_risk is None."""
     if max_risk is None:
         return config
-    import dataclasses
 
     return dataclasses.replace(config, k=max(int(config.k), k_for_max_risk(max_risk)))  # type: ignore[attr-defined]
 
@@ -387,49 +387,8 @@ def report_section(released: object, qis: Sequence[str], suppressed: np.ndarray,
     return risk_report(released, qis, threshold, suppressed_rows=mask)
 
 
-def generalize_like(population: object, report: Mapping, source: str) -> object:
-    """The population table generalized to the node of a kgen report (its hierarchies rebuilt as `kgen apply`
-    does), nothing suppressed: the population classes P_E of the release's classes E."""
-    from fitness.models import KAnonymity
-    from kgen.run import apply as applying
-    from kgen.run import pipeline as api
-
-    config = applying.config_from_report(report, source, suppression=1.0)
-    prepared = api.prepare(population, config, [KAnonymity(1)], require_feasible=False)
-    node = applying.saved_node(report, prepared, source)
-    return api.release(prepared, node, np.zeros(prepared.table.n, dtype=bool), False)
 
 
-def run_command(path: str, qis: Sequence[str] | None, threshold: float, population: str | None,
-                report: str | None, sampling_fraction: float | None) -> dict:
-    """`kgen risk`: read the table (and the population, generalized by `report`'s node when given) and
-    measure it."""
-    from kgen.io.table import read_table
-    from kgen.run import apply as applying
-
-    saved = applying.load_report(report) if report else None
-    if not qis:
-        if saved is None:
-            raise InputError("give the quasi-identifiers (--qi) or the release's report (--report)")
-        qis = list(saved["quasi_identifiers"])
-    validate_threshold(threshold)
-    if sampling_fraction is not None:
-        validate_fraction(sampling_fraction)
-    table = read_table(path)
-    for column in qis:
-        table.column(column)
-    pop = None
-    if population is not None:
-        pop = read_table(population)
-        for column in qis:
-            pop.column(column)
-        if saved is not None:
-            pop = generalize_like(pop, saved, str(report))
-    figures = risk_report(table, qis, threshold, pop, sampling_fraction)
-    figures["input"] = str(path)
-    if population is not None:
-        figures["journalist"]["population"] = str(population)  # type: ignore[index]
-    return figures
 
 
 def shorten(text: str, width: int) -> str:

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kgen.io.table import DEFAULT_MISSING
+from kgen.runners.settings import CONNECT_TIMEOUT
 from lattice.errors import InputError
 
-CONNECT_TIMEOUT = 10.0  # seconds (kgen.runners.parallel.CONNECT_TIMEOUT; repeated here to keep this module light)
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
          ("sensitive", "sensitive", "--sensitive"))

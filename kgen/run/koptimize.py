@@ -25,7 +25,7 @@ import numpy as np
 
 from kgen.io.table import Table
 from kgen.run.config import Config
-from kgen.run.pipeline import normalize
+from kgen.run.values import normalize
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits

@@ -24,6 +24,7 @@ import distributed  # noqa: F401 (first: without Dask's extra the error names `d
 import numpy as np
 
 from fitness.metrics import suppressed_fraction
+from fitness.models import KAnonymity
 from fitness.objective import Precision, aecs_normalized, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.verify import ReleaseCheckError
@@ -106,7 +107,6 @@ def validate(config: Config, source: Source) -> None:
     if config.device != "cpu":
         raise InputError(f"--device {config.device} is not supported with --partitioned")
     make_search(config.algorithm, config.options)  # an unknown algorithm or bad options: before the cluster
-    from fitness.models import KAnonymity
 
     unsupported([KAnonymity(config.k)], make_objective(config.metric))
 
@@ -174,7 +174,6 @@ def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 <
 
 
 def _k(k: int) -> Any:
-    from fitness.models import KAnonymity
 
     return KAnonymity(k)
 

@@ -12,7 +12,7 @@ from typing import Any
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from fitness.evaluator import NodeEvaluator
-from kgen.runners.parallel import WorkerTable
+from kgen.runners.worker import WorkerTable
 
 
 class TablePlugin(WorkerPlugin):

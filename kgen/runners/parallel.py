@@ -33,7 +33,6 @@ import os
 import re
 import shutil
 import tempfile
-import threading
 import time
 import uuid
 import weakref
@@ -47,24 +46,18 @@ import joblib
 from joblib.externals.loky import get_reusable_executor
 
 from fitness.evaluator import Evaluation, NodeEvaluator
-from kgen.run import config
+from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
+from kgen.runners.worker import WorkerTable
+from kgen.status import ClusterError
 from lattice.errors import InputError
 from lattice.node import Node
 
-BACKENDS = ("loky", "threading", "dask")
 LOKY_IDLE_TIMEOUT = 300  # seconds before joblib's idle loky workers exit (joblib's own default)
 TASKS_PER_WORKER = 2  # a little slack for uneven node costs without multiplying round trips
 DISTRIBUTED_EXTRA = 'pip install "kgen[distributed]"'
-CONNECT_TIMEOUT = config.CONNECT_TIMEOUT  # seconds to reach a Dask scheduler and hear its answer
 WORKERS_TIMEOUT = 30.0  # default seconds a Dask cluster may be without workers (KGEN_WORKERS_TIMEOUT)
 SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
 _HOST = re.compile(r"[A-Za-z0-9._\-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+")
-
-
-class ClusterError(InputError):
-    """The Dask scheduler could not be reached, did not answer, had no workers, or was lost (exit 6)."""
-
-    exit_code = 6
 
 
 def usable_cores() -> int:
@@ -219,20 +212,6 @@ class DaskLogsMuted:
         self.handlers = set()
 
 
-class WorkerTable:
-    """The evaluator a worker received (its table shared by the worker's threads) and, per thread that
-    computes, an evaluator of its own over that table (an evaluator's roll-up state is not thread-safe)."""
-
-    def __init__(self, evaluator: NodeEvaluator, token: str = "") -> None:
-        self.shipped, self.token = evaluator, token
-        self._here = threading.local()
-
-    def evaluator(self) -> NodeEvaluator:
-        """This thread's evaluator (made on the thread's first task)."""
-        mine = getattr(self._here, "evaluator", None)
-        if mine is None:
-            mine = self._here.evaluator = self.shipped.blank_copy()
-        return mine
 
 
 def compute_here(table: WorkerTable, nodes: Sequence[Node]) -> list[Evaluation]:
