@@ -178,7 +178,7 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv")) == 0
     report = json.loads((tmp_path / "out.json").read_text())
     assert list(report) == [*reporting.ANONYMIZE_KEYS, "verified"]
-    assert list(report)[:6] == ["algorithm", "parameters", "seed", "max_evaluations", "time_limit", "stopped"]
+    assert list(report)[:7] == ["algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped"]
     assert cli.main(["apply", str(people), "--report", str(tmp_path / "out.json"), "--output",
                      str(tmp_path / "again.csv"), "--quiet"]) == 0
     applied = json.loads((tmp_path / "again.json").read_text())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kgen.cli import main as cli
 from kgen.run import pipeline as api
 from kgen.status import ReleaseCheckError
@@ -109,3 +111,14 @@ def test_the_check_of_a_file_read_as_codes_equals_the_check_of_the_same_rows_as_
     a, b = (released_classes(t, ["a", "b"]) for t in (coded, plain))
     assert a.keys == b.keys and a.sizes.tolist() == b.sizes.tolist() and a.row_class.tolist() == b.row_class.tolist()
     assert a.suppressed == b.suppressed == 5
+
+
+@pytest.mark.parametrize("label", ["12", "-0.5", "1e3", " 7 ", ".5", "+3", "1_000", "١٢", "nan", "inf", "1e400", "?",
+                                   "", "0x10", "3.", "-", "1e"])
+def test_the_checker_and_the_evaluator_agree_on_what_is_a_number(label: str) -> None:
+    """The checker's test is written again on purpose; it must give the evaluator's answer (else an ordered
+    t-closeness would be measured on different orders)."""
+    from fitness.labels import is_number
+    from kgen.check.kanonymity import _is_number
+
+    assert _is_number(label) == is_number(label)

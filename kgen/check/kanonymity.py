@@ -6,6 +6,7 @@ It shares no code with the evaluator: it groups the rows by their QI strings wit
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -140,11 +141,13 @@ class SensitiveRule:
             raise InputError(f"t of t-closeness must be in [0, 1], got {self.t}")
 
 
+# Written again on purpose (the checker shares nothing with the evaluator): the same rule as
+# lattice.builders.is_number, a plain ASCII decimal number; tests/test_verify.py checks the two agree.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
 def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+    return _NUMBER.fullmatch(text.strip()) is not None and math.isfinite(float(text))
 
 
 def _ordered_emd(cls: np.ndarray, rank: np.ndarray, p: np.ndarray, cum_q: np.ndarray, count: int) -> np.ndarray:

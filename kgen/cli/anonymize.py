@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
 from fitness.objective import OBJECTIVES
 from kgen.cli.console import enabled_stream, read_input, warn
 from kgen.cli.options import (
@@ -157,7 +159,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
                       help="stop after this many seconds (> 0; default: no limit)")
     anon.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
-    anon.add_argument("--kernel", choices=["fast", "bitset"], default="fast", help="class-counting kernel")
+    anon.add_argument("--kernel", choices=KERNELS, default="fast", help="class-counting kernel")
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
     anon.add_argument("--no-bound", action="store_true",
                       help="skip the certified lower bound of the report (docs/certify.md)")
@@ -177,7 +179,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
                       help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
-    anon.add_argument("--device", choices=["cpu", "gpu", "array"], default="cpu",
+    anon.add_argument("--device", choices=DEVICES, default="cpu",
                       help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
                            "array runs the GPU code on numpy (for tests)")
     anon.add_argument("--partitioned", action="store_true",

@@ -12,6 +12,7 @@ report (`kgen.report.publish`), provenance and the risk section. See docs/mondri
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
 import shutil
@@ -183,7 +184,6 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
 def require_frames() -> None:
     """Mondrian works on pandas frames and reads fragments with pyarrow (both optional extras): one line,
     exit 2, when either is missing, before anything is read."""
-    import importlib.util
 
     missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
     if missing:
@@ -194,6 +194,8 @@ def run_mondrian(args: argparse.Namespace) -> int:
     require_frames()
     # optional dependencies: the Mondrian engine needs pandas and pyarrow (checked just above)
     from kgen.mondrian.api import build_spec
+
+    # optional dependency: pandas and pyarrow (the Mondrian engine)
     from kgen.mondrian.storage import Source
 
     distributed = args.workers is not None
@@ -241,6 +243,8 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: object, o
     from kgen.check.mondrian import check_release  # optional dependency: pandas (Mondrian's checker)
     from kgen.mondrian.api import numeric_columns  # optional dependency: pandas, pyarrow
     from kgen.mondrian.core import anonymize_fragment, summary
+
+    # optional dependency: pandas and pyarrow (the Mondrian engine)
     from kgen.mondrian.storage import csv_writer
 
     started = time.perf_counter()
@@ -281,7 +285,11 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
     from kgen.check.mondrian import check_release  # optional dependency: pandas (Mondrian's checker)
     from kgen.mondrian.api import numeric_columns  # optional dependency: pandas, pyarrow
     from kgen.mondrian.core import summary
+
+    # optional dependency: pandas and pyarrow (the Mondrian engine)
     from kgen.mondrian.distributed import run_distributed
+
+    # optional dependency: pandas and pyarrow (the Mondrian engine)
     from kgen.mondrian.storage import describe
 
     if output.exists():

@@ -14,6 +14,7 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 
+from fitness.models import DISTANCES, L_VARIANTS
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
@@ -182,12 +183,12 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
     """l-diversity and t-closeness on the --sensitive columns."""
     parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
-    parser.add_argument("--l-variant", choices=["distinct", "entropy", "recursive"], default="distinct",
+    parser.add_argument("--l-variant", choices=L_VARIANTS, default="distinct",
                         help="distinct, entropy, or recursive (c, l)-diversity (needs --c)")
     parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
     parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
                         help="t of t-closeness on every sensitive column (EMD to the whole table)")
-    parser.add_argument("--t-distance", choices=["equal", "ordered"], default="equal",
+    parser.add_argument("--t-distance", choices=DISTANCES, default="equal",
                         help="equal (categories) or ordered (numbers, else label order)")
 
 
@@ -243,9 +244,11 @@ def config_path(argv: Sequence[str]) -> str | None:
 def load_toml(path: str) -> tuple[dict, bytes]:
     """The parsed TOML file and its bytes; every failure is one InputError naming the file."""
     try:
+        # optional dependency: tomllib (Python 3.11+) or tomli
         import tomllib  # Python 3.11+
     except ImportError:  # Python 3.10
         try:
+            # optional dependency: tomllib (Python 3.11+) or tomli
             import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             raise InputError("--config needs Python 3.11 or the tomli package (pip install tomli)",

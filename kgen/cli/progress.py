@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TextIO
 
+from tqdm import tqdm
+
 WIDTH = 80
 STEPS = 1000  # the bar's resolution: tqdm counts permille of the limit that ends the search first
 REACHABLE = 10**9  # a lattice larger than this is not a total that a search will reach
@@ -94,7 +96,6 @@ class ProgressBar:
         return f"{count}, {seconds}, {best_text}"
 
     def _open(self, text: str, steps: int) -> object:
-        from tqdm import tqdm
 
         # the text is held in a one-item list: tqdm then shows it as it is (a string would get a ", " before it)
         bar_format = "{percentage:3.0f}%|{bar}| {postfix[0]}" if self.bounded else "{postfix[0]}"

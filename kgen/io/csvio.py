@@ -221,7 +221,10 @@ def integers(chunked: object) -> tuple[np.ndarray, int] | None:
 
     The bytes may only be `-` to `9` (digits, `-`, and `.` `/`, which the cast refuses); pyarrow's cast then
     accepts exactly `-?[0-9]+` (an overflow fails it)."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.compute as pc
 
     length = 0
@@ -394,7 +397,10 @@ class _ArrowColumn:
         self.lost = False
 
     def add(self, column: object) -> None:
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.compute as pc
 
         if self.lost:
@@ -415,6 +421,7 @@ class _ArrowColumn:
     def finish(self) -> tuple[np.ndarray, tuple[str, ...], np.ndarray | None] | None:
         """(codes, sorted labels, the labels as integers or None); None when the column must be read again as
         text (lost, or integers not all canonical: `007`)."""
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
 
         if self.lost:
@@ -571,7 +578,10 @@ def _read_coded_arrow(raw: io.BufferedReader, head: str, separator: str, name: s
     gives its errors, with the same messages as ever. On the files both accept, both
     give the same columns (tests/test_table.py compares them)."""
     try:
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.csv  # noqa: F401 (the reader is there)
     except ImportError:
         return None
@@ -608,7 +618,10 @@ def _arrow_pass(raw: io.BufferedReader, header: list[str], separator: str, text:
                 ) -> list[tuple[np.ndarray | None, tuple[str, ...], np.ndarray | None]]:
     """One read of the file by pyarrow, a slice at a time: per column (codes, labels, numbers), or
     (None, (), None) for a column that must be read again as text. Raises pyarrow's errors."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.csv as pacsv
 
     raw.seek(0)
@@ -642,6 +655,7 @@ def _add_slice(threads: ThreadPoolExecutor, columns: list[_ArrowColumn], data: o
     """A parsed slice's columns added to the columns, side by side (casts and numpy release the GIL)."""
     list(threads.map(_ArrowColumn.add, columns, data.columns))  # type: ignore[attr-defined]
     del data
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()  # the slice's strings: the allocator would keep them resident

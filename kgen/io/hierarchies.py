@@ -43,11 +43,6 @@ def find_in_dir(folder: str | os.PathLike, column: str) -> Path | None:
     return matches[0] if matches else None
 
 
-def is_number(value: str) -> bool:
-    """A plain decimal number, as the numeric builders accept it."""
-    return builders.is_number(value)
-
-
 def build(column: str, spec: object, values: Sequence[str], numbers: np.ndarray | None = None) -> Hierarchy:
     """The hierarchy for `column` from a spec, given the column's distinct non-missing values (and, when the
     reader knows them, the values as integers: `decimal_levels`)."""
@@ -142,7 +137,7 @@ def default_spec(column: str, values: Sequence[str], source: str | None = None,
     """
     if numbers is not None and len(values):
         return "decimal"
-    numeric = [is_number(v) for v in values]
+    numeric = [builders.is_number(v) for v in values]
     if values and all(numeric):
         return "decimal"
     if sum(numeric) > len(values) / 2:

@@ -222,8 +222,13 @@ def read_parquet(path: str | os.PathLike) -> Table:
     string (missing). The release of a Parquet input is written as CSV."""
     name = str(path)
     try:
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.compute as pc
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.parquet as pq
     except ImportError:
         raise InputError("reading Parquet needs pyarrow: pip install 'kgen[parquet]'", file=name) from None

@@ -27,6 +27,7 @@ def load_tree(path: str | os.PathLike, column: str) -> Tree:
 def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
     """The first rows of the table as text (to tell numeric QIs from categorical ones)."""
     if source.format == "parquet":
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.parquet as pq
 
         batch = next(pq.ParquetFile(source.files[0]).iter_batches(batch_size=PEEK_ROWS, columns=list(columns)),

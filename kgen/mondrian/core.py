@@ -21,6 +21,8 @@ sensitive values; otherwise the next QI in score order is tried; a partition no 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -151,8 +153,6 @@ def tune_malloc() -> None:
         return
     _TUNED = True
     try:
-        import ctypes
-        import ctypes.util
 
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.mallopt(-3, 32 * 1024 * 1024)  # M_MMAP_THRESHOLD: arrays below 32 MiB come from the heap

@@ -80,13 +80,19 @@ class Source:
         if self.format == "csv":
             self.columns, self.separator = csv_header(self.files[0])
         else:
+            # optional dependency: pyarrow (extra `parquet`)
             import pyarrow.parquet as pq
 
             self.columns, self.separator = list(pq.read_schema(self.files[0]).names), ","
 
     def dataset(self, numeric: Iterable[str] = ()):
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.csv as pacsv
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.dataset as ds
 
         numeric = set(numeric)
@@ -104,6 +110,7 @@ class Source:
              columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The rows meeting `condition` (all rows when None), in file order, as a DataFrame: numeric QIs as
         float64, other columns as text."""
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
 
         numeric = set(numeric)
@@ -138,6 +145,7 @@ class Source:
                numeric: Iterable[str] = ()) -> pd.DataFrame:
         """A uniform random sample of max(ceil(fraction * rows), minimum) rows (at most all), read batch by batch
         so the coordinator never holds more than one batch of the table."""
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
 
         try:
@@ -162,7 +170,10 @@ class Source:
 
 def expression(condition: Condition):
     """The pyarrow filter expression of a condition (a conjunction of clauses)."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.dataset as ds
 
     out = None
@@ -196,7 +207,10 @@ def describe(condition: Condition) -> str:
 def csv_writer(frame: pd.DataFrame, separator: str = ",") -> Callable[[TextIO], None]:
     """A release written to an open text handle (`kgen.report.publish` writes it under a temporary name and a
     lock), byte for byte as `write_csv` writes it to a path."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.csv as pacsv
 
     def write(handle: TextIO) -> None:
@@ -210,7 +224,10 @@ def csv_writer(frame: pd.DataFrame, separator: str = ",") -> Callable[[TextIO], 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike, separator: str = ",") -> None:
     """Write a release partition through a temporary file and a rename (never a partial file)."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.csv as pacsv
 
     target = Path(path)

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 # The keys of each report, in the order they are written.
 ANONYMIZE_KEYS = (
-    "algorithm", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l", "l_variant",
-    "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
+    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
+    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
     "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
@@ -54,7 +54,6 @@ APPLY_KEYS = (
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
-EXACT_SEARCHES = ("exhaustive", "ola", "bestfirst")  # exact for every objective when they complete
 
 
 def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
@@ -101,6 +100,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
     names = prepared.encoded.names
     values = release_values(prepared, evaluation, suppressed, released, unnamed, warnings) | {
         "algorithm": result.algorithm,
+        "exact": result.exact,
         "parameters": result.params,
         "seed": config.seed,
         "max_evaluations": config.max_evaluations,
@@ -228,12 +228,12 @@ def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
     params = result.params
     if not prepared.config.bound:
         note, seconds = "not computed (--no-bound)", 0.0
-    elif result.algorithm in EXACT_SEARCHES and result.stopped == "complete" and found is not None:
-        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
     elif "certified" in params:  # certify: the interval of its own loop
         record["lower_bound"], seconds = params.get("lower_bound"), 0.0
         note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
                 f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
+    elif result.optimal:
+        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
     else:
         bound = certified_bound(prepared.problem(), result.infeasible, result.best)
         record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]

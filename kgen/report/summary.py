@@ -132,7 +132,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     lines += bound_line(r)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
-    if r["stopped"] != "complete" and r["algorithm"] in ("exhaustive", "ola"):
+    if r.get("exact") and r["stopped"] != "complete" and not r.get("optimal"):
         lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
     if output is not None:
         lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])

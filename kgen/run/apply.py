@@ -23,12 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from fitness.evaluator import Evaluation
-from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, model_from_description
+from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, is_whole, model_from_description
+from fitness.models import is_real as is_number
 from fitness.objective import OBJECTIVES
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.run import pipeline as api
-from kgen.run.config import Config, is_number, is_whole
+from kgen.run.config import Config
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.node import Node

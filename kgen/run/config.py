@@ -11,8 +11,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
+from fitness.models import DISTANCES, L_VARIANTS, is_whole
+from fitness.models import is_real as is_number
 from kgen.io.table import DEFAULT_MISSING
-from kgen.runners.settings import CONNECT_TIMEOUT
+from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
@@ -20,13 +24,67 @@ ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--id
          ("sensitive", "sensitive", "--sensitive"))
 
 
-def is_whole(value: object) -> bool:
-    """An int that is not a bool (True is an int to Python, not a count to a user)."""
-    return isinstance(value, int) and not isinstance(value, bool)
+@dataclass(frozen=True)
+class Constraint:
+    """What one Config field accepts, and the one message for what it does not (scikit-learn's
+    `_parameter_constraints` is the model: the table below is the only place a field's range is written)."""
+
+    label: str  # how the message names the field
+    kind: str  # "whole", "real", "choice"
+    low: float | None = None
+    high: float | None = None
+    above: bool = False  # low is exclusive
+    optional: bool = False  # None allowed
+    choices: tuple[str, ...] = ()
+    finite: bool = True
+
+    def check(self, value: object) -> None:
+        if value is None and self.optional:
+            return
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise InputError(f"unknown {self.label} {value!r}; choose {', '.join(self.choices[:-1])} or "
+                                 f"{self.choices[-1]}")
+            return
+        if not (is_whole(value) if self.kind == "whole" else is_number(value)) or not self.within(value):
+            raise InputError(f"{self.label} must be {self.wanted()}, got {value!r}")
+
+    def within(self, value: object) -> bool:
+        number = float(value)  # type: ignore[arg-type]
+        if self.finite and not math.isfinite(number):
+            return False
+        if self.low is not None and (number <= self.low if self.above else number < self.low):
+            return False
+        return self.high is None or number <= self.high
+
+    def wanted(self) -> str:
+        if self.kind == "real" and self.low == 0 and self.high == 1:
+            return "a fraction in [0, 1]"
+        noun = "a whole number" if self.kind == "whole" else "a finite number"
+        if self.label.endswith(("limit", "timeout")):
+            noun += " of seconds"
+        bound = "" if self.low is None else f" {'>' if self.above else '>='} {self.low:g}"
+        return noun + bound
 
 
-def is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+# Every Config field with a range or a set of choices, checked by `Config.check` (the models check their
+# own parameters again when they are built: `fitness.models`).
+PARAMETER_CONSTRAINTS: dict[str, Constraint] = {
+    "k": Constraint("k", "whole", low=1),
+    "suppression": Constraint("suppression", "real", low=0, high=1),
+    "l": Constraint("l", "real", optional=True),
+    "c": Constraint("c", "real", optional=True),
+    "t_closeness": Constraint("t-closeness", "real", optional=True),
+    "l_variant": Constraint("l-diversity variant", "choice", choices=L_VARIANTS),
+    "t_distance": Constraint("t-closeness distance", "choice", choices=DISTANCES),
+    "seed": Constraint("the seed", "whole", finite=False),
+    "max_evaluations": Constraint("max evaluations", "whole", low=1, optional=True),
+    "time_limit": Constraint("the time limit", "real", low=0, above=True, optional=True),
+    "kernel": Constraint("kernel", "choice", choices=KERNELS),
+    "device": Constraint("device", "choice", choices=DEVICES),
+    "backend": Constraint("backend", "choice", choices=BACKENDS),
+    "connect_timeout": Constraint("the connect timeout", "real", low=0, above=True),
+}
 
 
 @dataclass(frozen=True)
@@ -169,24 +227,5 @@ class Config:
                     raise InputError(f"is given two roles: {roles[column]} and {role}; give each column one role",
                                      column=column)
                 roles[column] = role
-        if not is_whole(self.k) or self.k < 1:
-            raise InputError(f"k must be a whole number >= 1, got {self.k!r}")
-        if not is_number(self.suppression) or not 0.0 <= self.suppression <= 1.0:
-            raise InputError(f"suppression must be a fraction in [0, 1], got {self.suppression!r}")
-        if self.time_limit is not None and (not is_number(self.time_limit) or not math.isfinite(self.time_limit)
-                                            or self.time_limit <= 0):
-            raise InputError(f"the time limit must be a finite number of seconds > 0, got {self.time_limit!r}")
-        if self.max_evaluations is not None and (not is_whole(self.max_evaluations) or self.max_evaluations < 1):
-            raise InputError(f"max evaluations must be a whole number >= 1, got {self.max_evaluations!r}")
-        if not is_whole(self.seed):
-            raise InputError(f"the seed must be a whole number, got {self.seed!r}")
-        for label, value in (("l", self.l), ("c", self.c), ("t-closeness", self.t_closeness)):
-            if value is not None and (not is_number(value) or not math.isfinite(value)):
-                raise InputError(f"{label} must be a finite number, got {value!r}")
-        if self.device not in ("cpu", "gpu", "array"):
-            raise InputError(f"unknown device {self.device!r}; choose cpu, gpu or array")
-        if self.kernel not in ("fast", "bitset"):
-            raise InputError(f"unknown kernel {self.kernel!r}; choose fast or bitset")
-        if not is_number(self.connect_timeout) or not math.isfinite(self.connect_timeout) or self.connect_timeout <= 0:
-            raise InputError(f"the connect timeout must be a finite number of seconds > 0, got "
-                             f"{self.connect_timeout!r}")
+        for name, constraint in PARAMETER_CONSTRAINTS.items():
+            constraint.check(getattr(self, name))

@@ -38,7 +38,7 @@ from kgen.runners.partitioned.source import Source, open_source
 from lattice.box import Box
 from lattice.errors import InputError, NoSolutionError
 from lattice.pruning import minimum_levels
-from lattice.search.base import Limits, Problem, SearchResult
+from lattice.search.base import Limits, Problem, SearchResult, run_search
 
 MERGE_FAN_IN = 4
 
@@ -54,6 +54,7 @@ WORKER_ENVIRON = {f"distributed.nanny.pre-spawn-environ.{TRIM_VARIABLE}": None}
 
 def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
     """A LocalCluster of `workers` single-threaded worker processes on 127.0.0.1 (see WORKER_ENVIRON)."""
+    # optional dependency: Dask (extra `distributed`)
     from distributed import LocalCluster
 
     inherited = os.environ.pop(TRIM_VARIABLE, None)
@@ -71,6 +72,7 @@ def open_cluster(config: Config, memory_limit: str | None = None) -> tuple[Any, 
     """A Dask client: to `config.scheduler`, or to a LocalCluster of `config.jobs` single-threaded worker
     processes on 127.0.0.1 (at least 1). Returns (client, cluster or None); ClusterError (exit 6) when the
     scheduler cannot be reached or has no worker."""
+    # optional dependency: Dask (extra `distributed`)
     from distributed import Client
 
     if config.scheduler is None:
@@ -182,7 +184,7 @@ def search(prepared: Prepared, config: Config, progress: Callable[[int, object],
     evaluator = prepared.evaluator
     problem = Problem(evaluator, prepared.box, prepared.domain.heights, evaluator.monotone_feasibility,
                       evaluator.monotone_loss, loss_is_log=isinstance(evaluator.objective, Precision))
-    return make_search(config.algorithm, config.options).run(
+    return run_search(make_search(config.algorithm, config.options),
         problem, Limits(config.max_evaluations, config.time_limit, config.seed, progress))
 
 

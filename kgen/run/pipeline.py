@@ -28,7 +28,7 @@ from kgen.runners import parallel
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
 from lattice.node import Node
-from lattice.search.base import Limits, SearchResult, Stopped
+from lattice.search.base import Limits, SearchResult, Stopped, run_search
 
 SUPPRESSED = "*"
 
@@ -90,7 +90,7 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
         # Serial unless config asks for workers; the pool / Dask client and cluster are closed when it ends.
         with parallel.evaluator_for(prepared.evaluator, config.jobs, config.backend, config.scheduler,
                                     config.batch_size, connect_timeout=config.connect_timeout) as evaluator:
-            return algorithm.run(prepared.problem(evaluator), limits)
+            return run_search(algorithm, prepared.problem(evaluator), limits)
     finally:
         close = getattr(progress, "close", None)
         if close is not None:
@@ -203,7 +203,7 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
     """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.runners.partitioned`, docs/partitioned.md). The
     release (when `output`, a new folder, is given) is written and checked there, part by part; returns the
     report dict."""
-    try:  # imported only here: it needs Dask, and only tables beyond one worker need it
+    try:  # optional dependency: Dask (extra `distributed`), which only tables beyond one worker need
         partitioned = importlib.import_module("kgen.run.partitioned")
     except ModuleNotFoundError as error:
         missing = (error.name or "").partition(".")[0]

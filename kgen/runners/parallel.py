@@ -100,6 +100,7 @@ def probe_scheduler(address: str, timeout: float) -> None:
     """Connect to the scheduler and ask for its identity within `timeout` seconds; ClusterError if it cannot be
     reached or does not answer (a `distributed.Client` can wait forever on a socket that accepts and stays
     silent)."""
+    # optional dependency: Dask (extra `distributed`)
     from distributed.comm import connect
 
     async def identity() -> object:
@@ -143,7 +144,10 @@ def validate_options(jobs: int, backend: str, scheduler: str | None = None, batc
         raise InputError(f"batch size must be a whole number >= 1, got {batch_size!r}")
     if backend == "dask":
         try:
+            # optional dependency: Dask (extra `distributed`)
             import dask  # noqa: F401
+
+            # optional dependency: Dask (extra `distributed`)
             import distributed  # noqa: F401
         except ImportError:
             raise InputError(f"the dask backend needs Dask's optional extra: {DISTRIBUTED_EXTRA}") from None
@@ -246,6 +250,7 @@ def compute_shared(shared: SharedTable, nodes: Sequence[Node]) -> list[Evaluatio
 
 def compute_installed(plugin: str, nodes: Sequence[Node]) -> list[Evaluation]:
     """Task (Dask): compute a chunk on the table that the worker plugin named `plugin` installed here."""
+    # optional dependency: Dask (extra `distributed`)
     from distributed import get_worker
 
     installed = get_worker().plugins.get(plugin)
@@ -359,8 +364,10 @@ class ParallelRunner:
             self._start_dask()
 
     def _start_dask(self) -> None:
+        # optional dependency: Dask (extra `distributed`)
         from distributed import Client, LocalCluster
 
+        # optional dependency: Dask (extra `distributed`)
         from kgen.runners.dask_plugin import TablePlugin
 
         self._muted = DaskLogsMuted()
@@ -490,6 +497,7 @@ class ParallelRunner:
     def _on_dask(self, chunks: list[list[Node]]) -> list[list[Evaluation]]:
         """Every chunk a task on the cluster (never in this process: it would need a copy of its own of the
         table's worker evaluator), watched until all are done."""
+        # optional dependency: Dask (extra `distributed`)
         from distributed import KilledWorker
 
         client = self._client
@@ -512,6 +520,7 @@ class ParallelRunner:
     def _watch(self, futures: list[Any]) -> None:
         """Wait for `futures`; ClusterError when the client lost the scheduler or the cluster has had no
         worker for `workers_timeout` seconds (the scheduler keeps such tasks waiting for a worker forever)."""
+        # optional dependency: Dask (extra `distributed`)
         from distributed import wait
 
         without_workers: float | None = None

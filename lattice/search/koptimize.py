@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from lattice.errors import InputError
 from lattice.search.base import Budget, Limits, Problem, SearchResult, Stopped, guarded, stopped_by
@@ -95,6 +95,8 @@ class KOptimize:
     greedy_seed: bool = True
     memo: int = 1 << 16
     name: str = "k-optimize"
+    exact: ClassVar[bool] = True  # its cut points are optimal in its own model (intervals of the data) when complete
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits`.
@@ -230,6 +232,8 @@ class ChosenNode:
 
     outcome: dict = field(default_factory=dict)
     name: str = "k-optimize"
+    exact: ClassVar[bool] = False  # optimal among interval cut points, not over a hierarchy lattice
+    all_minimal: ClassVar[bool] = False
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: The top node's evaluation as `best`, with the

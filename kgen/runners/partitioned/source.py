@@ -95,6 +95,7 @@ def open_source(data: object) -> Source:
 
 def read_header(path: str, separator: str = ",") -> tuple[str, ...]:
     if path.lower().endswith(PARQUET):
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.parquet as pq
 
         try:
@@ -123,10 +124,12 @@ def read_part(part: Any, columns: Sequence[str] | None, separator: str = ",") ->
     """One partition as a pyarrow table of text columns (`columns`, or all)."""
     if isinstance(part, str):
         if part.lower().endswith(PARQUET):
+            # optional dependency: pyarrow (extra `parquet`)
             import pyarrow.parquet as pq
 
             table = pq.read_table(part, columns=list(columns) if columns is not None else None)
         else:
+            # optional dependency: pyarrow (extra `parquet`)
             from pyarrow import csv
 
             header = read_header(part, separator)
