@@ -215,8 +215,10 @@ def check_release(original: str | os.PathLike, release: str | os.PathLike, qis: 
         if column not in table.columns:
             raise InputError(f"unknown column {column!r}", file=str(original), column=column)
     kinds = dict(kinds or {})
-    for column in qis:
-        kinds.setdefault(column, "hierarchy" if hierarchies and column in hierarchies else "interval")
+    for column in qis:  # the engine's own default: hierarchy where given, interval for numbers, set otherwise
+        numeric = len(table) > 0 and bool(pd.to_numeric(table[column], errors="coerce").notna().all())
+        kinds.setdefault(column, "hierarchy" if hierarchies and column in hierarchies else
+                         "interval" if numeric else "set")
     trees = {c: ancestors_of(p) for c, p in (hierarchies or {}).items()}
     result = MondrianCheck()
     target = Path(release)

@@ -18,13 +18,13 @@ def run_command(report_path: str, release: str | None, output: str | None) -> Pa
     when that file exists."""
 
     report = provenance.read_report(report_path)
-    if "attributes" not in report or "quasi_identifiers" not in report:
-
-        raise InputError("is not a kgen anonymize report (no attributes / quasi_identifiers)", file=report_path)
+    if not isinstance(report.get("quasi_identifiers"), list) or "models" not in report:
+        raise InputError("is not a kgen report (anonymize, apply or mondrian: no quasi_identifiers / models)",
+                         file=report_path)
     if release is None:
         named = (report.get("provenance") or {}).get("release", {}).get("path")
         candidates = [Path(named), Path(report_path).parent / Path(named).name] if named else []
-        release = next((str(c) for c in candidates if c.is_file()), None)
+        release = next((str(c) for c in candidates if c.is_file()), None)  # a folder of parts is not measured
     target = Path(output) if output else Path(report_path).with_suffix(".html")
     prov = report.get("provenance") or {}
     inputs = [(prov.get("input") or {}).get("path")] + [(h.get("file") or {}).get("path")

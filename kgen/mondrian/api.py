@@ -34,8 +34,11 @@ def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
                      None)
         frame = batch.to_pandas() if batch is not None else pd.DataFrame(columns=list(columns))
         return frame.astype(str)
-    return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
-                       usecols=list(columns), encoding="utf-8-sig")
+    try:
+        return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
+                           usecols=list(columns), encoding="utf-8-sig")
+    except (ValueError, UnicodeError):  # pandas' ParserError is a ValueError; its message quotes the data
+        raise source.read_error() from None
 
 
 def _is_numeric(values: pd.Series) -> bool:

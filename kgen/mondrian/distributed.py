@@ -192,7 +192,7 @@ def open_client(workers: int, scheduler: str | None, connect_timeout: float = CO
     if scheduler is None:
         processes = parallel.capped_jobs(workers)[0]
         cluster = LocalCluster(n_workers=processes, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
         return Client(cluster, set_as_default=False), cluster
     parallel.check_address(scheduler)
     parallel.probe_scheduler(scheduler, connect_timeout)
@@ -227,6 +227,7 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
     if own:
         client, cluster = open_client(workers, scheduler, connect_timeout)
     opened = time.perf_counter()
+    muted = parallel.DaskLogsMuted()  # failures are reported as one ClusterError, not distributed's logs
     try:
         futures = [client.submit(run_fragment, i, source, list(numeric), c, spec, folder, separator,
                                  pure=False, key=f"mondrian-fragment-{i}-{os.getpid()}-{time.time_ns()}")
@@ -235,11 +236,13 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
             tasks = client.gather(futures)
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"the Dask cluster was lost during the run: {error}") from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run ends; closing the client must not print tracebacks
+        parallel.silence_dask()
+        raise
     finally:
         if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            parallel.close_dask(client, cluster)
+        muted.remove()
     done = time.perf_counter()
     return Run(conditions, list(tasks), len(frame), {
         "plan": planned - started, "cluster_start": opened - planned, "tasks": done - opened,

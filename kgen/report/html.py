@@ -226,7 +226,10 @@ def release_check(report: Mapping, release: str | os.PathLike | None) -> tuple[s
 
 
 def render(report: Mapping, release: str | os.PathLike | None = None, title: str | None = None) -> str:
-    """The HTML page for an anonymize report (and, when given, its release file, checked and measured)."""
+    """The HTML page of a report (and, when given, its release file, checked and measured): an anonymize
+    report's full page, or for `kgen apply` and `kgen mondrian` the figures they have."""
+    if "attributes" not in report:
+        return render_release_figures(report, release, title)
     verdict, measured = release_check(report, release)
     r = report
     risk = r.get("risk") or measured
@@ -256,6 +259,42 @@ def render(report: Mapping, release: str | os.PathLike | None = None, title: str
                         f"{'the same figures' if same else 'DIFFERENT figures'} (highest prosecutor risk "
                         f"{pct(measured['prosecutor']['max'])}, {measured['classes']} classes).</p>")
     sections += ["<h2>Provenance</h2>", provenance_section(prov, verdict)]
+    body = "\n".join(sections)
+    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{esc(heading)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def model_words(models: Sequence[Mapping]) -> str:
+    return "; ".join(", ".join(f"{k} = {v}" for k, v in m.items()) for m in models) or "none"
+
+
+def render_release_figures(report: Mapping, release: str | os.PathLike | None, title: str | None) -> str:
+    """The page of an apply or Mondrian report: what was released under which models, its class sizes and
+    risk, and its provenance (the sections an anonymize page has that these reports have too)."""
+    verdict, measured = release_check(report, release)
+    r = report
+    risk = r.get("risk") or measured
+    prov = r.get("provenance") or {}
+    source = (prov.get("input") or {}).get("path") or r.get("input") or "an in-memory table"
+    heading = title or f"kgen release report: {Path(str(source)).name}"
+    metrics = r.get("metrics") or {}
+    rows = [("algorithm", r.get("algorithm") or f"apply of {r.get('applied_report')}"),
+            ("privacy models", model_words(r.get("models") or [])),
+            ("quasi-identifiers", ", ".join(r["quasi_identifiers"])),
+            ("identifiers (replaced by *)", ", ".join(r.get("identifiers") or []) or "none"),
+            ("sensitive", ", ".join(r.get("sensitive") or []) or "none"),
+            ("rows, released", f"{r.get('rows')}, {r.get('rows_released')}"),
+            ("suppressed rows", r.get("suppressed", 0)),
+            ("classes (smallest)", f"{r.get('classes')} ({r.get('smallest_class')})")]
+    rows += [(f"metric {name}", value) for name, value in metrics.items() if not isinstance(value, (dict, list))]
+    sections = [f"<h1>{esc(heading)}</h1>", "<h2>Release</h2>", rows_table(rows), "<h2>Class sizes</h2>"]
+    k = int(r.get("k") or max([m.get("k", 1) for m in r.get("models") or []] or [1]))
+    if risk:
+        sections.append(f"<img alt='histogram of released records by class size' "
+                        f"src='{class_chart(risk['class_sizes'], k, float(risk['threshold']))}'>")
+    sections += ["<h2>Re-identification risk</h2>", risk_section(risk), "<h2>Provenance</h2>",
+                 provenance_section(prov, verdict)]
     body = "\n".join(sections)
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"

@@ -61,7 +61,7 @@ def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
     try:
         with dask.config.set(WORKER_ENVIRON):
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                dashboard_address=None, silence_logs=logging.ERROR,
+                                dashboard_address=":0", silence_logs=logging.ERROR,
                                 memory_limit=memory_limit or "auto")
     finally:
         if inherited is not None:

@@ -32,6 +32,7 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -170,6 +171,29 @@ def stop_local_workers() -> None:
         get_reusable_executor().shutdown(wait=False, kill_workers=True)
     except Exception:  # noqa: BLE001 - best effort while stopping
         pass
+    close_local_clusters()
+
+
+def silence_dask() -> None:
+    """From now on in this process, no log of `distributed`, `tornado` or `asyncio`: a run stopped by a signal
+    is ending, and the futures its client cancels would each log a traceback as they go."""
+    for name in ("asyncio", "distributed", "tornado"):
+        logging.getLogger(name).disabled = True
+
+
+def close_local_clusters() -> None:
+    """Close, quietly, every Dask cluster this process started and a signal interrupted (even one still
+    starting): left open, `distributed`'s exit hook closes it and prints its tracebacks."""
+    spec = sys.modules.get("distributed.deploy.spec")  # loaded only if a cluster was ever started
+    if spec is None:
+        return
+    silence_dask()
+    for cluster in list(spec.SpecCluster._instances):
+        try:
+            cluster.close(timeout=CLOSE_TIMEOUT)
+        except BaseException:  # noqa: BLE001 - best effort while stopping
+            pass
+        cluster.shutdown_on_close = False  # nothing left for the exit hook
 
 
 WORKERS_TIMEOUT_VARIABLE = "KGEN_WORKERS_TIMEOUT"
@@ -191,6 +215,19 @@ def default_workers_timeout() -> float:
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"{WORKERS_TIMEOUT_VARIABLE} must be a finite number of seconds > 0, got {text[:40]!r}")
     return value
+
+
+def close_dask(client: Any, cluster: Any) -> None:
+    """Close a Dask client and (when we started it) its local cluster, each step bounded by CLOSE_TIMEOUT and
+    never raising: after Ctrl-C or SIGTERM a half-closed cluster would otherwise print tracebacks from
+    `distributed`'s exit hook. Every runner that opens a cluster (evaluation, partitioned, Mondrian) closes
+    it here."""
+    for step in (lambda: client.close(timeout=CLOSE_TIMEOUT),
+                 lambda: cluster is not None and cluster.close(timeout=CLOSE_TIMEOUT)):
+        try:
+            step()
+        except BaseException:  # noqa: BLE001 - cleanup must not hide the run's own outcome (or a second signal)
+            pass
 
 
 class DaskLogsMuted:
