@@ -25,7 +25,8 @@ from pathlib import Path
 from benchmarks import common
 from experiments import common as experiments
 from kgen.check.kanonymity import check_k_anonymity
-from kgen.io.csvio import format_csv, write_atomic
+from kgen.io.csvio import format_csv
+from kgen.io.files import write_atomic
 from kgen.io.table import read_csv
 from kgen.run import pipeline as api
 from kgen.run.algorithms import make_search

@@ -23,7 +23,7 @@ from pathlib import Path
 from kgen import Config, read_csv
 from kgen.datasets import IDENTIFIER as FRAUD_IDENTIFIER
 from kgen.datasets import generate as generate_fraud
-from kgen.io.csvio import write_atomic
+from kgen.io.files import write_atomic
 from kgen.io.table import Table
 from kgen.run.algorithms import make_search
 from kgen.run.prepare import Prepared, prepare

@@ -42,7 +42,7 @@ from experiments.common import (
     run_plan,
     run_search,
 )
-from kgen.io.csvio import write_atomic
+from kgen.io.files import write_atomic
 from kgen.run.algorithms import REGISTRY
 from kgen.run.prepare import prepare
 

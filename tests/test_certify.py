@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from kgen import Config, from_mapping, prepare
 from kgen.cli.main import main
-from kgen.report.build import lower_bound_record
 from kgen.run.pipeline import finish, search
+from kgen.run.record import lower_bound_record
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.hitting import CutModel, integer_step_costs, maximal_nodes

@@ -26,7 +26,7 @@ import pytest
 
 from kgen.cli import anonymize as anonymize_command
 from kgen.cli.main import main
-from kgen.io.csvio import write_atomic, write_atomic_many
+from kgen.io.files import write_atomic, write_atomic_many
 from lattice.builders import decimal_hierarchy, interval_hierarchy
 from lattice.errors import InputError
 

@@ -133,7 +133,7 @@ def test_strict_turns_the_warning_into_an_error_and_writes_nothing(capsys, table
 def test_a_nearly_unique_column_is_flagged_even_with_a_harmless_name() -> None:
     values = [f"v{i}" for i in range(95)] + ["v0"] * 5  # 95 distinct of 100
     data = from_mapping({"q": ["a", "b"] * 50, "notes": values, "group": ["g1", "g2"] * 50})
-    found = api.unnamed_columns(data, Config(qi=["q"], k=2))
+    found = roles.unnamed_columns(data, Config(qi=["q"], k=2))
     assert found == [{"column": "notes", "reason": "95% distinct values"}]
 
 

@@ -182,7 +182,7 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
     assert cli.main(["apply", str(people), "--report", str(tmp_path / "out.json"), "--output",
                      str(tmp_path / "again.csv"), "--quiet"]) == 0
     applied = json.loads((tmp_path / "again.json").read_text())
-    assert list(applied) == [*reporting.APPLY_KEYS, "provenance", "verified"]
+    assert list(applied) == [*reporting.APPLY_KEYS, "verified"]
     assert list(applied)[:3] == ["applied_report", "input", "holds"]
 
 

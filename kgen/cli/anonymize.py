@@ -26,7 +26,7 @@ from kgen.cli.options import (
     tokens,
 )
 from kgen.cli.progress import ProgressBar
-from kgen.io.csvio import check_target, same_file, write_atomic
+from kgen.io.files import check_target, same_file, write_atomic
 from kgen.io.hierarchies import find_in_dir
 from kgen.report import build as reporting
 from kgen.report import html as html_report
@@ -103,7 +103,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
         parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
     # a partitioned run reads its partitions itself: the whole table is never read here
     data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi))
-    result = run_search(data, config, quiet=args.quiet)
+    result = run_search(data, config, args.invocation, quiet=args.quiet)
     write_release(result, output, report, protected, escape_formulas=args.escape_formulas, strict=config.strict,
                   warn=warn)
     if args.html:
@@ -112,10 +112,11 @@ def run_anonymize(args: argparse.Namespace) -> int:
         print(summarizing.text(result.report, output, report, html=args.html))
     return 0
 
-def run_search(data: object, config: Config, quiet: bool = False) -> api.Result:
+def run_search(data: object, config: Config, invocation: dict, quiet: bool = False) -> api.Result:
     """`kgen.run.pipeline.anonymize` with the command line's progress bar (drawn on a terminal only) and its warnings
     on stderr before the search. Raises `kgen.run.pipeline.Interrupted` when Ctrl-C stopped the search."""
-    return api.anonymize(data, config, progress=ProgressBar(None, enabled_stream(quiet)), warn=warn)
+    return api.anonymize(data, config, progress=ProgressBar(None, enabled_stream(quiet)), warn=warn,
+                         invocation=invocation)
 
 def interrupted_summary(stop: Interrupted) -> str:
     """What an interrupted search found: the best node so far and its metrics, and that nothing was written."""

@@ -16,7 +16,7 @@ from kgen.cli.options import (
     parse_hierarchies,
     separator,
 )
-from kgen.io.csvio import check_target, same_file
+from kgen.io.files import check_target, same_file
 from kgen.report import provenance
 from kgen.report.publish import write_release
 from kgen.run import apply as applying
@@ -60,7 +60,7 @@ def run_apply(args: argparse.Namespace) -> int:
     table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
-                             source=args.report)
+                             source=args.report, invocation=args.invocation)
     table, r = applied.release, applied.report
     for message in r.get("warnings", []):
         warn(message)
@@ -69,7 +69,6 @@ def run_apply(args: argparse.Namespace) -> int:
               f"limit: {r['suppressed']} rows are in classes that break it, {r['max_suppressed_rows']} may be "
               "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
         return ExitCode.NO_SOLUTION
-    r["provenance"] = provenance.for_apply(args.input, args.report, provenance.read_report(args.report))
     write_release(applied, output, report, protected, escape_formulas=args.escape_formulas, strict=args.strict,
                   warn=warn)
     if not args.quiet:

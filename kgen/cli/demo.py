@@ -33,7 +33,7 @@ def run_demo(args: argparse.Namespace) -> int:
     source = DATA / "adult.csv"
     config = config_from_args(args, qi=DEMO_QIS, hierarchy_dir=str(DATA))
     print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
-    result = anonymize.run_search(read_input(str(source), None, len(DEMO_QIS)), config)
+    result = anonymize.run_search(read_input(str(source), None, len(DEMO_QIS)), config, args.invocation)
     output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"
     write_release(result, output, report, [str(source)], escape_formulas=args.escape_formulas, warn=warn)
     print(summarizing.text(result.report, output, report))

@@ -121,7 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = QuietPipe(stdout)
     TERM_RECEIVED[0] = False
-    provenance.COMMAND_LINE = provenance.command_line(argv)
     previous = signal.getsignal(signal.SIGTERM)
     handler_set = False
     try:
@@ -141,9 +140,11 @@ def run_command(argv: Sequence[str] | None) -> int:
     try:
         try:
             parser = build_parser()
-            from_config = apply_config_file(parser, list(sys.argv[1:] if argv is None else argv))
+            words = list(sys.argv[1:] if argv is None else argv)
+            from_config, config_file = apply_config_file(parser, words)
             args = parser.parse_args(argv)
             fill_from_config(args, from_config)
+            args.invocation = provenance.command_invocation(provenance.command_line(argv), config_file)
             return args.run(args)
         except Interrupted as stop:
             if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
@@ -174,8 +175,6 @@ def run_command(argv: Sequence[str] | None) -> int:
         return ExitCode.OUT_OF_MEMORY
     finally:
         WORKING_ON.clear()
-        provenance.COMMAND_LINE = None
-        provenance.CONFIG_FILE = None
 
 
 if __name__ == "__main__":

@@ -254,7 +254,7 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: object, o
     result = anonymize_fragment(frame, spec, where=args.input)
     metrics = summary(spec, [result])
     body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started})
-    body["provenance"] = provenance.for_files(source.files, check["hierarchies"])  # type: ignore[attr-defined]
+    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)  # type: ignore[attr-defined]
     body["risk"] = release_risk(result.release, spec)
 
     def verify(written: Path) -> dict:
@@ -312,7 +312,7 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
                          scheduler=args.scheduler or "LocalCluster on 127.0.0.1", fragments=fragments)
-        body["provenance"] = provenance.for_files(source.files, check["hierarchies"])  # type: ignore[attr-defined]
+        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)  # type: ignore[attr-defined]
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
         if not verdict.passed:

@@ -297,14 +297,15 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
     return converted if many else converted[0]
 
 
-def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[str, object]:
+def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[dict[str, object], dict | None]:
     """Read `--config FILE` (anonymize, apply) and make its options the defaults of the subcommand's parser,
     so that the command line overrides them. Returns {dest: value} to fill in after parsing (the options not
-    given on the command line keep the `_FROM_CONFIG` / None marker set here)."""
+    given on the command line keep the `_FROM_CONFIG` / None marker set here) and the file's record (path,
+    size, SHA-256) for the report's provenance, or None without a file."""
     command_name = next((a for a in argv if not a.startswith("-")), None)
     path = config_path(argv)
     if command_name not in CONFIG_COMMANDS or path is None:
-        return {}
+        return {}, None
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command_name]
     options, data = load_toml(path)
     by_key = {}
@@ -326,8 +327,7 @@ def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> d
         if not action.option_strings:  # the positional input: optional once the file names it
             action.nargs = "?"
         action.default = None if isinstance(action, argparse._ExtendAction) else _FROM_CONFIG
-    provenance.CONFIG_FILE = provenance.config_record(path, data)
-    return values
+    return values, provenance.config_record(path, data)
 
 
 def fill_from_config(args: argparse.Namespace, values: dict[str, object]) -> None:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgen.io import hierarchies as hierarchy_specs
-from kgen.io.csvio import format_csv, write_atomic
+from kgen.io.csvio import format_csv
+from kgen.io.files import write_atomic
 from kgen.io.table import Table
 from lattice.hierarchy import Hierarchy
 

@@ -25,7 +25,7 @@ from typing import TextIO, overload
 
 import numpy as np
 
-from kgen.io.files import check_target, open_input, same_file, write_atomic, write_atomic_many  # noqa: F401 (re-exported)
+from kgen.io.files import open_input
 from lattice.errors import InputError, clip
 
 SEPARATORS = (",", ";", "\t", "|")

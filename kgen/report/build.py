@@ -22,19 +22,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fitness.evaluator import Evaluation
-from fitness.models import RecursiveCLDiversity, privacy_figures
-from fitness.objective import solution_metrics
 from kgen.io.formulas import formula_columns, is_formula
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
-from kgen.report import risk as risking
 from lattice.hierarchy import Hierarchy
-from lattice.node import Node
 from lattice.search.base import SearchResult
-from lattice.search.certify import certified_bound
 
 if TYPE_CHECKING:
-    from kgen.run.pipeline import Prepared
+    from kgen.run.prepare import Prepared
+    from kgen.run.record import Recorded
 
 # The keys of each report, in the order they are written.
 ANONYMIZE_KEYS = (
@@ -50,14 +46,14 @@ APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
     "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
     "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
-    "formula_cells",
+    "formula_cells", "risk", "provenance",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
 
 
 def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
-                     released: Table, unnamed: list[dict], warnings: list[str]) -> dict:
+                     released: Table, recorded: Recorded) -> dict:
     """The report of an anonymization (SPEC/issue 2): the search, the node, its figures, provenance, risk and
     the certified lower bound.
 
@@ -73,9 +69,9 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         Per row, whether it is suppressed at that node.
     released
         The released table.
-    unnamed, warnings
-        The run's unnamed identifier-like columns and its warnings (`kgen.run.pipeline.unnamed_columns`,
-        `kgen.run.pipeline.run_warnings`).
+    recorded
+        What the run recorded at the node (`kgen.run.record`): metrics, privacy figures, risk, the certified
+        bound, warnings and the invocation. Nothing here partitions, groups or solves again.
 
     Returns
     -------
@@ -98,7 +94,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
             "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
         }
     names = prepared.encoded.names
-    values = release_values(prepared, evaluation, suppressed, released, unnamed, warnings) | {
+    values = release_values(prepared, evaluation, suppressed, released, recorded) | {
         "algorithm": result.algorithm,
         "exact": result.exact,
         "parameters": result.params,
@@ -128,15 +124,16 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
                             for name in names},
         "attributes": attributes,
-        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
-        "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
-        **lower_bound_record(prepared, result),
+        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies,
+                                       recorded.invocation),
+        "risk": recorded.risk,
+        **recorded.bound,
     }
     return finite({key: values[key] for key in ANONYMIZE_KEYS})  # type: ignore[return-value]
 
 
 def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
-                 source: str, unnamed: list[dict], warnings: list[str]) -> dict:
+                 source: str, recorded: Recorded, provenance_record: dict) -> dict:
     """The report of `kgen apply`: a saved report's node applied to new data.
 
     Parameters
@@ -149,29 +146,32 @@ def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndar
         The rows suppressed at that node, and the released table.
     source
         The applied report, as named in messages (its path).
-    unnamed, warnings
-        As for `anonymize_report`.
+    recorded, provenance_record
+        What the run recorded at the node (`kgen.run.record`) and the apply's provenance
+        (`kgen.report.provenance.for_apply`).
 
     Returns
     -------
     dict
         The keys of `APPLY_KEYS` in that order (`holds`: the models hold within the suppression limit); every
-        figure finite or null. The command line adds `provenance` and, after the check, `verified`.
+        figure finite or null. `publish` adds `verified` after the check of the written file.
     """
-    values = release_values(prepared, evaluation, suppressed, released, unnamed, warnings) | {
+    values = release_values(prepared, evaluation, suppressed, released, recorded) | {
         "applied_report": source,
         "input": prepared.table.source,
         "holds": bool(evaluation.feasible),
+        "risk": recorded.risk,
+        "provenance": provenance_record,
     }
     return finite({key: values[key] for key in APPLY_KEYS})  # type: ignore[return-value]
 
 
 def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
-                   unnamed: list[dict], warnings: list[str]) -> dict:
+                   recorded: Recorded) -> dict:
     """The figures every report of a release has: the node, the models, rows and classes, the metrics and
     privacy figures, the suppressed rows (data rows, 1-based), warnings and formula cells."""
     config, evaluator = prepared.config, prepared.evaluator
-    metrics, privacy = solution_figures(prepared, evaluation.node)
+    metrics, privacy = recorded.metrics, recorded.privacy
     return {
         "node": {name: int(x) for name, x in zip(prepared.encoded.names, evaluation.node)},
         "models": [m.describe() for m in evaluator.models],
@@ -190,8 +190,8 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "metrics": metrics,
         "privacy": privacy,
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
-        "unnamed_columns": unnamed,
-        "warnings": warnings,
+        "unnamed_columns": recorded.unnamed,
+        "warnings": list(recorded.warnings),
         "formula_cells": formula_record(released),
     }
 
@@ -203,46 +203,8 @@ def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
     return {"rows": [list(path) for path in hierarchy.paths.values()]}
 
 
-def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
-    """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
-    column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
-    evaluator = prepared.evaluator
-    partition = evaluator.partition(node, with_rows=True)
-    bad = evaluator.violating(partition)
-    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
-    recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
-    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
-               for column in prepared.config.sensitive]
-    return metrics, privacy
 
 
-def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
-    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal`, `bound` (how it
-    was proved, or why there is none) and `bound_seconds`: SPEC section 11, issue 12.
-
-    An exact search that completed proves its answer; `certify` reports its own interval; any other search
-    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
-    """
-    found = None if result.best is None else float(result.best.loss)
-    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
-    params = result.params
-    if not prepared.config.bound:
-        note, seconds = "not computed (--no-bound)", 0.0
-    elif "certified" in params:  # certify: the interval of its own loop
-        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
-        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
-                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
-    elif result.optimal:
-        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
-    else:
-        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
-        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
-    if record["lower_bound"] is not None and found is not None:
-        record["gap"] = max(found - record["lower_bound"], 0.0)
-        record["optimal"] = record["gap"] <= 1e-12
-    record["bound"] = {"note": note}
-    record["bound_seconds"] = round(seconds, 4)
-    return record
 
 
 def formula_record(released: Table, escaped: bool = False) -> dict:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.io.csvio import write_atomic
+from kgen.io.files import write_atomic
 from kgen.io.table import read_csv
 from kgen.report import provenance, risk
 from kgen.report import summary as summarizing

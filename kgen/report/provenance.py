@@ -26,10 +26,6 @@ from lattice.errors import InputError
 
 CHUNK = 1 << 20
 BUILDERS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
-# Set by the command line (kgen.cli.main.main) while it runs: a report then records the command, not an API call.
-COMMAND_LINE: list[str] | None = None
-# Set by the command line while it runs with `--config FILE`: {"path", "bytes", "sha256"} of the bytes it read.
-CONFIG_FILE: dict | None = None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -106,18 +102,22 @@ def hierarchy_source(source: str, hierarchy: object) -> dict:
     return out
 
 
-def invocation() -> dict:
-    """The command line when kgen runs as a command, else that the Python API was called."""
-    if COMMAND_LINE is not None:
-        out: dict = {"kind": "command line", "argv": list(COMMAND_LINE)}
-        if CONFIG_FILE is not None:
-            out["config_file"] = dict(CONFIG_FILE)  # the options read from it: path, size and SHA-256
-        return out
+def command_invocation(argv: list[str], config_file: dict | None = None) -> dict:
+    """The invocation of a run from the command line: its argv and, with `--config FILE`, the file's path,
+    size and SHA-256 (the options read from it). The CLI passes it down the run; nothing keeps it globally."""
+    out: dict = {"kind": "command line", "argv": list(argv)}
+    if config_file is not None:
+        out["config_file"] = dict(config_file)
+    return out
+
+
+def api_invocation() -> dict:
+    """The invocation of a run from Python."""
     return {"kind": "python api", "call": "kgen.anonymize(data, Config(...))", "argv_of_host": list(sys.argv)}
 
 
 def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
-          hierarchies: Mapping[str, object]) -> dict:
+          hierarchies: Mapping[str, object], invocation: Mapping | None = None) -> dict:
     """The `provenance` section of a report (the release checksum is added by `attach_release`)."""
     source = getattr(table, "source", None)
     if source and Path(source).is_file():
@@ -128,7 +128,7 @@ def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
     return {
         "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "invocation": invocation(),
+        "invocation": dict(invocation) if invocation is not None else api_invocation(),
         "parameters": parameters(config),
         "seed": getattr(config, "seed", None),
         "input": data,
@@ -139,13 +139,13 @@ def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
     }
 
 
-def for_files(inputs: list[str], hierarchies: Mapping[str, str | None]) -> dict:
+def for_files(inputs: list[str], hierarchies: Mapping[str, str | None], invocation: Mapping | None = None) -> dict:
     """The provenance of a run over stored files (`kgen mondrian`): each input file and hierarchy file with its
     size and SHA-256, as `build` records them."""
     return {
         "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "invocation": invocation(),
+        "invocation": dict(invocation) if invocation is not None else api_invocation(),
         "input": file_record(inputs[0]) if len(inputs) == 1 else {"files": [file_record(f) for f in inputs]},
         "hierarchies": {name: {"file": file_record(path)} for name, path in hierarchies.items() if path},
         "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
@@ -153,15 +153,15 @@ def for_files(inputs: list[str], hierarchies: Mapping[str, str | None]) -> dict:
     }
 
 
-def for_apply(input_path: str, report_path: str, report: Mapping) -> dict:
+def for_apply(input_path: str | None, report_path: str, report: Mapping, invocation: Mapping | None = None) -> dict:
     """The provenance of a `kgen apply` run: as `build`, with the applied report's checksum and the
     provenance of the run that wrote it."""
     return {
         "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "invocation": invocation(),
-        "input": file_record(input_path) if Path(input_path).is_file() else {"path": input_path},
-        "applied_report": file_record(report_path),
+        "invocation": dict(invocation) if invocation is not None else api_invocation(),
+        "input": file_record(input_path) if input_path and Path(input_path).is_file() else {"path": input_path},
+        "applied_report": file_record(report_path) if Path(report_path).is_file() else {"path": report_path},
         "applied_report_provenance": report.get("provenance"),
         "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
                      "system": platform.platform(), "machine": platform.machine()},

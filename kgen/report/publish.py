@@ -3,7 +3,7 @@
 Every command and the API publish through `write_release` (`kgen anonymize`, `apply`, `demo`, and
 `kgen.write_release`), which reads what to check from the report itself (its QIs, models and suppression
 limit), so the check can never be of a weaker model than the one the report claims. `publish` writes both
-files under temporary names and a lock (`kgen.io.csvio.write_atomic_many`), records the written release's
+files under temporary names and a lock (`kgen.io.files.write_atomic_many`), records the written release's
 size and SHA-256 in the report's provenance, runs the independent check on the written bytes, and only then
 adds `verified` and renames both into place. A check that fails publishes nothing.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TextIO
 
 from kgen.check.verify import rules_from_models, verified_record, verify_file
-from kgen.io.csvio import format_csv, same_file, write_atomic_many, write_csv
+from kgen.io.csvio import format_csv, write_csv
+from kgen.io.files import same_file, write_atomic_many
 from kgen.io.formulas import escape
 from kgen.io.table import Table
 from kgen.report import provenance
@@ -26,7 +27,7 @@ from lattice.errors import InputError
 
 def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], None], report: dict,
             protected: Sequence[str | os.PathLike], check: Callable[[Path], object]) -> None:
-    """Write a release and its report as a pair: both or neither (`kgen.io.csvio.write_atomic_many`).
+    """Write a release and its report as a pair: both or neither (`kgen.io.files.write_atomic_many`).
 
     Both go to temporary files first. Then the release's size and SHA-256 as written go into the report's
     provenance, `check` runs on the written temporary release, and only after it returned is `verified` added

@@ -105,10 +105,9 @@ def size_histogram(sizes: np.ndarray) -> dict[int, int]:
     return dict(sorted(counts.items()))
 
 
-def record_risks(classes: Classes, threshold: float) -> dict:
-    """Prosecutor and marketer risk and sample uniques of the released classes (SPEC section 10)."""
-    n_r = classes.released
-    sizes = classes.sizes
+def record_risks(sizes: np.ndarray, threshold: float) -> dict:
+    """Prosecutor and marketer risk and sample uniques of the released classes of `sizes` (SPEC section 10)."""
+    n_r = int(sizes.sum())
     if n_r == 0:
         return {"prosecutor": {"max": 0.0, "mean": 0.0, "records_above_threshold": 0.0,
                                "rows_above_threshold": 0},
@@ -300,6 +299,34 @@ def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def sample_figures(sizes: np.ndarray, rows: int, suppressed: int, qis: Sequence[str], threshold: float) -> dict:
+    """The risk figures of released classes of `sizes` (of a table of `rows` rows, `suppressed` of them
+    suppressed): what needs no population. The report records them from the run's own partition."""
+    histogram = size_histogram(sizes)
+    out: dict[str, object] = {
+        "quasi_identifiers": list(qis),
+        "rows": int(rows),
+        "rows_released": int(sizes.sum()),
+        "suppressed": int(suppressed),
+        "classes": int(sizes.size),
+        "smallest_class": int(sizes.min()) if sizes.size else 0,
+        "threshold": threshold,
+    }
+    out |= record_risks(sizes, threshold)
+    out["class_sizes"] = [[s, c] for s, c in histogram.items()]
+    return out
+
+
+def sizes_report(sizes: np.ndarray, rows: int, suppressed: int, qis: Sequence[str],
+                 threshold: float = DEFAULT_THRESHOLD) -> dict:
+    """`risk_report` of a release from its class sizes alone (no population: sampling fraction 1), the
+    same figures as grouping the released table; the anonymize and apply reports use it."""
+    validate_threshold(threshold)
+    out = sample_figures(np.asarray(sizes, dtype=np.int64), rows, suppressed, qis, threshold)
+    out["population_uniqueness"] = population_uniqueness(size_histogram(np.asarray(sizes, dtype=np.int64)), 1.0)
+    return out
+
+
 def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_THRESHOLD,
                 population: object | None = None, sampling_fraction: float | None = None,
                 suppressed_rows: np.ndarray | None = None) -> dict:
@@ -325,17 +352,7 @@ def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_TH
     validate_threshold(threshold)
     classes = released_classes(table, qis, suppressed_rows)
     histogram = size_histogram(classes.sizes)
-    out: dict[str, object] = {
-        "quasi_identifiers": list(qis),
-        "rows": classes.rows,
-        "rows_released": classes.released,
-        "suppressed": classes.suppressed,
-        "classes": int(classes.sizes.size),
-        "smallest_class": int(classes.sizes.min()) if classes.sizes.size else 0,
-        "threshold": threshold,
-    }
-    out |= record_risks(classes, threshold)
-    out["class_sizes"] = [[s, c] for s, c in histogram.items()]
+    out = sample_figures(classes.sizes, classes.rows, classes.suppressed, qis, threshold)
     if population is not None:
         out["journalist"] = journalist_risks(classes, population, qis, threshold)
         if sampling_fraction is None and out["journalist"]["population_released_rows"]:
@@ -378,13 +395,6 @@ def config_with_max_risk(config: object, max_risk: float | None) -> object:
     return dataclasses.replace(config, k=max(int(config.k), k_for_max_risk(max_risk)))  # type: ignore[attr-defined]
 
 
-def report_section(released: object, qis: Sequence[str], suppressed: np.ndarray, dropped: bool,
-                   threshold: float = DEFAULT_THRESHOLD) -> dict:
-    """The `risk` section of an anonymize report: `risk_report` of the released table, whose suppressed rows
-    are `suppressed` (a mask over the input's rows; none are left in the release when `dropped`). A node
-    that generalizes every QI to `*` is thus not mistaken for suppression."""
-    mask = np.zeros(int(released.n), dtype=bool) if dropped else np.asarray(suppressed, dtype=bool)  # type: ignore[attr-defined]
-    return risk_report(released, qis, threshold, suppressed_rows=mask)
 
 
 
@@ -433,4 +443,4 @@ def summary_line(risk: Mapping) -> str:
 
 
 __all__ = ["DEFAULT_THRESHOLD", "config_with_max_risk", "k_for_max_risk", "population_uniqueness", "risk_report",
-           "report_section", "summary_line"]
+           "sizes_report", "summary_line"]

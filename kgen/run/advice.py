@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass
 
 from fitness.evaluator import Evaluation, NodeEvaluator
-from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 from kgen.run.config import Config
 from lattice.box import Box
 from lattice.node import Node

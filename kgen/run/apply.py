@@ -28,8 +28,10 @@ from fitness.models import is_real as is_number
 from fitness.objective import OBJECTIVES
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
+from kgen.report import provenance
 from kgen.run import pipeline as api
 from kgen.run.config import Config
+from kgen.run.record import record
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.node import Node
@@ -239,7 +241,7 @@ def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:
 def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mapping[str, object] | None = None,
           hierarchy_dir: str | None = None, suppression: float | None = None,
           drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
-          source: str | None = None) -> Applied:
+          source: str | None = None, invocation: Mapping | None = None) -> Applied:
     """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
 
     Parameters
@@ -263,6 +265,8 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         Warnings (an unnamed column that looks like an identifier) become errors.
     source
         How messages name a report given as a mapping (default: its path, or "report").
+    invocation
+        How the run was started, for the provenance (the command line passes its argv).
 
     Returns
     -------
@@ -288,6 +292,7 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     evaluation = evaluator.evaluate(node)
     suppressed = evaluator.suppressed_rows(node)
     released = api.release(prepared, node, suppressed, drop_suppressed)
-    report = reporting.apply_report(prepared, evaluation, suppressed, released, source,
-                                    api.unnamed_columns(table, config), api.run_warnings(table, config))
+    recorded = record(prepared, evaluation, suppressed, invocation=invocation)
+    history = provenance.for_apply(table.source, source, saved, recorded.invocation)
+    report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)
     return Applied(released, evaluation, report, suppressed)

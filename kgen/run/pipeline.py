@@ -8,7 +8,7 @@ release and report the same way. The reports are built in `kgen.report.build`; f
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,12 +18,12 @@ from fitness.evaluator import Evaluation
 from fitness.models import PrivacyModel
 from kgen.io.table import CodedColumn, Table
 from kgen.report import build as reporting
-from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 from kgen.run.advice import LeastSuppressed, no_solution_advice
 from kgen.run.algorithms import make_search
 from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
-from kgen.run.roles import run_warnings, unnamed_columns
+from kgen.run.record import record
+from kgen.run.roles import run_warnings
 from kgen.runners import parallel
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
@@ -147,7 +147,7 @@ class Interrupted(KeyboardInterrupt):
 
 def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None = None,
               models: list[PrivacyModel] | None = None, objective: object | None = None, *,
-              warn: Callable[[str], None] | None = None) -> Result:
+              warn: Callable[[str], None] | None = None, invocation: Mapping | None = None) -> Result:
     """Anonymize a table under `config`: prepare, search, release the best node with its report.
 
     This is the one run path: `kgen anonymize` and `kgen demo` call it with their progress bar and warnings.
@@ -167,6 +167,9 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
         The privacy models; default: those of `config` (`models_for`).
     objective
         The objective to minimize; default: `config.metric`.
+    invocation
+        How the run was started, for the report's provenance (the command line passes its argv); default: the
+        Python API.
     warn
         Called with each warning of the run (`run_warnings`: a column that looks like an identifier but has
         no role, more jobs than cores) before the search; they are in the report's `warnings` either way.
@@ -195,7 +198,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     result = search(prepared, progress)
     if result.stopped == Stopped.INTERRUPTED:
         raise Interrupted(prepared, result)
-    return finish(prepared, result)
+    return finish(prepared, result, invocation)
 
 
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
@@ -217,13 +220,15 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
     return partitioned.anonymize(data, config, output, progress=progress)
 
 
-def finish(prepared: Prepared, result: SearchResult) -> Result:
+def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None = None) -> Result:
     """Release the best node of a search with its report.
 
     Parameters
     ----------
     prepared, result
         The prepared problem and the result of a search on it (`search`).
+    invocation
+        How the run was started (`kgen.report.provenance.command_invocation`); default: the Python API.
 
     Returns
     -------
@@ -249,9 +254,8 @@ def finish(prepared: Prepared, result: SearchResult) -> Result:
     evaluation = result.best
     suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
     released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)
-    table = prepared.table
-    report = reporting.anonymize_report(prepared, result, evaluation, suppressed, released,
-                                        unnamed_columns(table, config), run_warnings(table, config))
+    recorded = record(prepared, evaluation, suppressed, result, invocation)
+    report = reporting.anonymize_report(prepared, result, evaluation, suppressed, released, recorded)
     return Result(released, evaluation, result, report, suppressed)
 
 

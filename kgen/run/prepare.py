@@ -15,7 +15,6 @@ from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
 from fitness.objective import make_objective
 from kgen.io import hierarchies as hierarchy_specs
 from kgen.io.table import CodedColumn, Table, as_table
-from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config

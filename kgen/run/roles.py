@@ -9,7 +9,6 @@ import weakref
 import numpy as np
 
 from kgen.io.table import Table
-from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 from kgen.run.config import Config
 from kgen.runners import parallel
 

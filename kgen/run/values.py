@@ -11,7 +11,6 @@ import numpy as np
 
 from fitness.encoding import code_dtype
 from kgen.io.table import CodedColumn, column_codes
-from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
 
 INTEGER_TEXT = re.compile(r"-?[0-9]+", re.ASCII)
 

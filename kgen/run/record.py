@@ -1,0 +1,97 @@
+"""What the run records at the released node, computed once, for the report to state.
+
+The report builder (`kgen.report.build`) only arranges what is here: the node is partitioned once (metrics,
+privacy figures and the released classes' risk all come from that one partition, never from grouping the
+release again), and the certified lower bound's integer program is solved here, in the run, not in the
+builder. The invocation (the command line, or the API call) comes in as an argument, never from a module
+global.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fitness.evaluator import Evaluation
+from fitness.models import RecursiveCLDiversity, privacy_figures
+from fitness.objective import solution_metrics
+from kgen.report import provenance
+from kgen.report.risk import DEFAULT_THRESHOLD, sizes_report
+from kgen.run.prepare import Prepared
+from kgen.run.roles import run_warnings, unnamed_columns
+from lattice.node import Node
+from lattice.search.base import SearchResult
+from lattice.search.certify import certified_bound
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The figures of a released node (`record`): what the report states about the release."""
+
+    metrics: dict
+    privacy: list[dict]
+    risk: dict
+    unnamed: list[dict]
+    warnings: list[str]
+    invocation: dict
+    bound: dict = field(default_factory=dict)
+
+
+def record(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, result: SearchResult | None = None,
+           invocation: Mapping | None = None) -> Recorded:
+    """Partition the released node once and record its metrics, privacy figures and risk; with the search's
+    `result`, also the certified lower bound (`lower_bound_record`)."""
+    config, evaluator = prepared.config, prepared.evaluator
+    partition = evaluator.partition(evaluation.node, with_rows=True)
+    bad = evaluator.violating(partition)
+    metrics, privacy = solution_figures(prepared, evaluation.node, partition, bad)
+    dropped = config.drop_suppressed
+    kept = int(partition.sizes[~bad].sum())
+    risk = sizes_report(partition.sizes[~bad], kept if dropped else prepared.table.n,
+                        0 if dropped else prepared.table.n - kept, list(config.qi), DEFAULT_THRESHOLD)
+    table = prepared.table
+    return Recorded(metrics, privacy, risk, unnamed_columns(table, config), run_warnings(table, config),
+                    dict(invocation) if invocation is not None else provenance.api_invocation(),
+                    lower_bound_record(prepared, result) if result is not None else {})
+
+
+def solution_figures(prepared: Prepared, node: Node, partition: object, bad: np.ndarray) -> tuple[dict, list[dict]]:
+    """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
+    column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
+    evaluator = prepared.evaluator
+    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
+    recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
+    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
+               for column in prepared.config.sensitive]
+    return metrics, privacy
+
+
+def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
+    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal`, `bound` (how it
+    was proved, or why there is none) and `bound_seconds`: SPEC section 11, issue 12.
+
+    An exact search that completed proves its answer; `certify` reports its own interval; any other search
+    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
+    """
+    found = None if result.best is None else float(result.best.loss)
+    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
+    params = result.params
+    if not prepared.config.bound:
+        note, seconds = "not computed (--no-bound)", 0.0
+    elif "certified" in params:  # certify: the interval of its own loop
+        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
+        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
+                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
+    elif result.optimal:
+        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
+    else:
+        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
+        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
+    if record["lower_bound"] is not None and found is not None:
+        record["gap"] = max(found - record["lower_bound"], 0.0)
+        record["optimal"] = record["gap"] <= 1e-12
+    record["bound"] = {"note": note}
+    record["bound_seconds"] = round(seconds, 4)
+    return record
