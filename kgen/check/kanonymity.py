@@ -275,17 +275,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     InputError
         k < 1, a suppression outside [0, 1], no QIs, a rule that cannot be checked, or a column the table lacks.
     """
-    if k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {k}")
-    if not 0.0 <= suppression <= 1.0:
-        raise InputError(f"suppression must be a fraction in [0, 1], got {suppression}")
-    if not qis:
-        raise InputError("no quasi-identifiers given (--qi)")
-    for column in qis:
-        table.column(column)
-    for rule in rules:
-        rule.validate()
-        table.column(rule.column)
+    require_checkable(table, qis, k, suppression, rules)
     n = table.n
     allowed = math.floor(suppression * n + 1e-9)
     if n == 0:
@@ -303,8 +293,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
-    within = starred_rows <= allowed
-    starred_class = not within and not small[starred].any()
+    starred_class = starred_rows > allowed and not small[starred].any()
     released = ~starred | starred_class
     released_sizes = np.bincount(classes[released], minlength=sizes.size)
     released_sizes = released_sizes[released_sizes > 0]
@@ -318,6 +307,23 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         violating_rows=violating.tolist(), allowed=allowed, details=details,
         starred_rows=starred_rows, starred_class=starred_class,
     )
+
+
+def require_checkable(table: Table, qis: Sequence[str], k: int, suppression: float,
+                      rules: Sequence[SensitiveRule]) -> None:
+    """Refuse (InputError) what cannot be checked: k < 1, a suppression outside [0, 1], no QIs, a rule that
+    cannot be checked, a column the table lacks."""
+    if k < 1:
+        raise InputError(f"k must be a whole number >= 1, got {k}")
+    if not 0.0 <= suppression <= 1.0:
+        raise InputError(f"suppression must be a fraction in [0, 1], got {suppression}")
+    if not qis:
+        raise InputError("no quasi-identifiers given (--qi)")
+    for column in qis:
+        table.column(column)
+    for rule in rules:
+        rule.validate()
+        table.column(rule.column)
 
 
 def sensitive_figures(measures: dict[str, np.ndarray], kept: np.ndarray) -> dict:

@@ -26,6 +26,7 @@ from kgen.io.formulas import formula_columns, is_formula
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
 from lattice.hierarchy import Hierarchy
+from lattice.node import Node
 from lattice.search.base import SearchResult
 
 if TYPE_CHECKING:
@@ -80,28 +81,11 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
     """
     config = prepared.config
     node = evaluation.node
-    keep = ~suppressed
-    attributes = {}
-    for qi, level in zip(prepared.encoded.qis, node):
-        h = qi.height
-        attributes[qi.name] = {
-            "level": int(level),
-            "height": h,
-            "loss": level / h if h else 0.0,
-            "distinct_before": int(np.unique(qi.codes[0]).size),
-            "distinct_after": int(np.unique(qi.codes[level][keep]).size),
-            "hierarchy": prepared.hierarchy_sources[qi.name],
-            "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
-        }
     names = prepared.encoded.names
-    values = release_values(prepared, evaluation, suppressed, released, recorded) | {
-        "algorithm": result.algorithm,
-        "exact": result.exact,
-        "parameters": result.params,
+    values = release_values(prepared, evaluation, suppressed, released, recorded) | search_values(result) | {
         "seed": config.seed,
         "max_evaluations": config.max_evaluations,
         "time_limit": config.time_limit,
-        "stopped": result.stopped,
         "k": config.k,
         "l": config.l,
         "l_variant": config.l_variant if config.l is not None else None,
@@ -116,20 +100,42 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "dm": evaluation.dm,
         "aecs": evaluation.aecs,
         "height": int(sum(node)),
-        "evaluations": result.evaluations,
-        "seconds": result.seconds,
         "prepare_seconds": prepared.seconds,
-        "minimal_nodes_found": [list(m) for m in result.minimal],
         "missing": list(config.missing),
         "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
                             for name in names},
-        "attributes": attributes,
+        "attributes": attribute_values(prepared, node, suppressed),
         "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies,
                                        recorded.invocation),
         "risk": recorded.risk,
         **recorded.bound,
     }
     return finite({key: values[key] for key in ANONYMIZE_KEYS})  # type: ignore[return-value]
+
+
+def search_values(result: SearchResult) -> dict:
+    """What the report states of the search: which, whether exact, how it ran and why it stopped."""
+    return {"algorithm": result.algorithm, "exact": result.exact, "parameters": result.params,
+            "stopped": result.stopped, "evaluations": result.evaluations, "seconds": result.seconds,
+            "minimal_nodes_found": [list(m) for m in result.minimal]}
+
+
+def attribute_values(prepared: Prepared, node: Node, suppressed: np.ndarray) -> dict:
+    """Per QI: its level, height, loss, distinct values before and after, hierarchy and least level."""
+    keep = ~suppressed
+    attributes = {}
+    for qi, level in zip(prepared.encoded.qis, node):
+        h = qi.height
+        attributes[qi.name] = {
+            "level": int(level),
+            "height": h,
+            "loss": level / h if h else 0.0,
+            "distinct_before": int(np.unique(qi.codes[0]).size),
+            "distinct_after": int(np.unique(qi.codes[level][keep]).size),
+            "hierarchy": prepared.hierarchy_sources[qi.name],
+            "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
+        }
+    return attributes
 
 
 def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,

@@ -138,6 +138,13 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
     roles = [c for c in qis + identifiers + sensitive]
     if len(set(roles)) != len(roles):
         raise bad(name, "quasi_identifiers", "shares a column with 'identifiers' or 'sensitive'")
+    validate_levels(report, qis, name)
+    validate_settings(report, name)
+    validate_models(report, sensitive, name, allow_k1)
+
+
+def validate_levels(report: Mapping, qis: list[str], name: str) -> None:
+    """Levels in `node` (and `heights`) are whole numbers >= 0, one per QI."""
     for key in ("node", "heights"):
         levels = report.get(key, {})
         if not isinstance(levels, dict):
@@ -148,6 +155,10 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
             level = levels[column]
             if not is_whole(level) or level < 0:
                 raise bad(name, f"{key}.{column}", f"must be a whole number >= 0, got {json.dumps(level)[:40]}")
+
+
+def validate_settings(report: Mapping, name: str) -> None:
+    """The suppression limit, the missing-value tokens and the metric."""
     limit = report.get("suppression_limit")
     if not is_number(limit) or not math.isfinite(limit) or not 0 <= limit <= 1:
         raise bad(name, "suppression_limit", f"must be a fraction in [0, 1], got {json.dumps(limit)[:40]}")
@@ -156,6 +167,11 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
         raise bad(name, "missing", "must be a list of missing-value tokens (text)")
     if "metric" in report and report["metric"] not in OBJECTIVES:
         raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)}, got {json.dumps(report['metric'])[:40]}")
+
+
+def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: bool) -> None:
+    """Exactly one k-anonymity model, models only on the sensitive columns, and the top-level k, l and t
+    agreeing with them (a report changed by hand is refused)."""
     models = report.get("models")
     if not isinstance(models, list) or not models:
         raise bad(name, "models", "must list the privacy models (it is empty or not a list): without them nothing "

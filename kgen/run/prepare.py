@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fitness.device_evaluator import make_evaluator
-from fitness.encoding import EncodedTable, encode_codes
+from fitness.encoding import EncodedQI, EncodedTable, encode_codes
 from fitness.evaluator import NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
 from fitness.objective import make_objective
@@ -162,37 +162,57 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     table = as_table(data)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
-
         config = with_cut_points(table, config)
-    tokens = tuple(config.missing)
-    hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
-    for column in config.qi:  # per distinct value, and per row only array operations (codes)
-        numbers = integer_labels(table.column(column), tokens)
-        if numbers is not None:  # canonical integers, no missing token among them: nothing to normalize
-            values = table.column(column)
-            codes, labels, token, distinct = values.codes, values.labels, None, values.labels  # type: ignore[attr-defined]
-        else:
-            codes, labels, token = normalize_codes(*table.codes(column), tokens)
-            values = CodedColumn(codes, labels)
-            distinct = [v for v in labels if v != token]
-        hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
-                                                    config.hierarchy_dir, table.source,
-                                                    column_values=values, row_number=table.row_number,
-                                                    numbers=numbers)
-        hierarchies[column], sources[column], qi_values[column] = hierarchy, source, values
-        encoded_qis.append(encode_codes(column, codes, labels, hierarchy))
+    columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
-    encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
+    encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
     evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
                                objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
                                config.kernel, config.device)
-    heights = encoded.heights
-    # Only with monotone feasibility does an infeasible top prove that no node is feasible; otherwise (t > 0
-    # with entropy or recursive l-diversity or t-closeness) a lower node may be, and the search decides (finish).
+    box = search_box(config, evaluator, encoded.heights, require_feasible, table.source)
+    return Prepared(table, config, {c.name: c.hierarchy for c in columns}, {c.name: c.source for c in columns},
+                    {c.name: c.values for c in columns}, encoded, evaluator, box, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class PreparedQI:
+    """One QI ready to encode: its values (normalized), hierarchy, where the hierarchy came from, encoding."""
+
+    name: str
+    values: CodedColumn
+    hierarchy: Hierarchy
+    source: str
+    encoded: EncodedQI
+
+
+def encode_qi(table: Table, config: Config, column: str) -> PreparedQI:
+    """Normalize a QI column, resolve its hierarchy and encode it: per distinct value, and per row only array
+    operations on codes."""
+    tokens = tuple(config.missing)
+    numbers = integer_labels(table.column(column), tokens)
+    if numbers is not None:  # canonical integers, no missing token among them: nothing to normalize
+        values = table.column(column)
+        codes, labels, token, distinct = values.codes, values.labels, None, values.labels  # type: ignore[attr-defined]
+    else:
+        codes, labels, token = normalize_codes(*table.codes(column), tokens)
+        values = CodedColumn(codes, labels)
+        distinct = [v for v in labels if v != token]
+    hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
+                                                config.hierarchy_dir, table.source, column_values=values,
+                                                row_number=table.row_number, numbers=numbers)
+    return PreparedQI(column, values, hierarchy, source, encode_codes(column, codes, labels, hierarchy))  # type: ignore[arg-type]
+
+
+def search_box(config: Config, evaluator: NodeEvaluator, heights: Node, require_feasible: bool,
+               source: str | None) -> Box:
+    """The box the search explores, pre-pruned to the minimal levels that can be feasible.
+
+    Only with monotone feasibility does an infeasible top prove that no node is feasible (NoSolutionError,
+    with the suppression that would help); otherwise (t > 0 with entropy or recursive l-diversity or
+    t-closeness) a lower node may be feasible, and the search decides (`finish`)."""
     if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(heights):
         raise NoSolutionError(no_solution_advice(config, evaluator, least_suppressed(evaluator, heights)),
-                              file=table.source)
-    box = Box(minimum_levels(heights, evaluator.feasible), heights) if (
-        config.prune and evaluator.monotone_feasibility) else Box.full(heights)
-    return Prepared(table, config, hierarchies, sources, qi_values, encoded, evaluator, box,
-                    time.perf_counter() - start)
+                              file=source)
+    if config.prune and evaluator.monotone_feasibility:
+        return Box(minimum_levels(heights, evaluator.feasible), heights)
+    return Box.full(heights)
