@@ -284,12 +284,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     sizes = np.bincount(classes)
     starred = suppressed_mask(table, qis)
     starred_rows = int(starred.sum())
-    bad_class = sizes < k
-    measures = {}
-    for rule in rules:
-        if rule.column not in measures:
-            measures[rule.column] = sensitive_measures(classes, table.column(rule.column))
-        bad_class |= rule_violations(rule, measures[rule.column])
+    bad_class, measures = breaking_classes(table, classes, sizes, k, rules)
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
@@ -307,6 +302,18 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         violating_rows=violating.tolist(), allowed=allowed, details=details,
         starred_rows=starred_rows, starred_class=starred_class,
     )
+
+
+def breaking_classes(table: Table, classes: np.ndarray, sizes: np.ndarray, k: int,
+                     rules: Sequence[SensitiveRule]) -> tuple[np.ndarray, dict]:
+    """Per class, whether it breaks k or a rule; and each sensitive column's measures of the classes."""
+    bad_class = sizes < k
+    measures: dict = {}
+    for rule in rules:
+        if rule.column not in measures:
+            measures[rule.column] = sensitive_measures(classes, table.column(rule.column))
+        bad_class |= rule_violations(rule, measures[rule.column])
+    return bad_class, measures
 
 
 def require_checkable(table: Table, qis: Sequence[str], k: int, suppression: float,
