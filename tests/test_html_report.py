@@ -1,4 +1,4 @@
-"""The readable summary (kgen/summary.py) and the HTML report (kgen/html_report.py), checked as a person would:
+"""The readable summary (kgen/report/summary.py) and the HTML report (kgen/report/html.py), checked as a person would:
 the page is rendered by headless Chromium (Debian's `chromium` package), and its text and decoded images are
 read back from the browser. The Chromium tests skip, with the reason, when no Chromium is installed (under
 CI=true they fail instead: .ci/run installs it)."""

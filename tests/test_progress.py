@@ -1,4 +1,4 @@
-"""The progress bar (kgen/progress.py): it moves with evaluations against the budget or time against the time
+"""The progress bar (kgen/cli/progress.py): it moves with evaluations against the budget or time against the time
 limit, whichever ends the search first, shows the best LOG so far in 80 columns, and stays off a terminal."""
 
 from __future__ import annotations

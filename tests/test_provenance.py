@@ -1,4 +1,4 @@
-"""Provenance in every report (kgen/provenance.py): version, time, invocation with every parameter, input and
+"""Provenance in every report (kgen/report/provenance.py): version, time, invocation with every parameter, input and
 release checksums computed on the files, hierarchy sources; `kgen check --report` and `kgen apply
 --verify-release` refuse a file that does not match its report."""
 

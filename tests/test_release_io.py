@@ -1,4 +1,4 @@
-"""pandas out and `kgen.write_release` (kgen/release_io.py): the release as a DataFrame, and the API's way to
+"""pandas out and `kgen.write_release` (kgen/report/publish.py): the release as a DataFrame, and the API's way to
 write a release with its report as `kgen anonymize` does (atomic, checked on the written file, checksummed)."""
 
 from __future__ import annotations

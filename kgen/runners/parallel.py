@@ -9,7 +9,7 @@ every backend; all randomness stays in the searches, which run in the parent pro
 How the work is shipped:
 - the table reaches each worker once: loky workers load it from a file written once with `joblib.dump`
   (memory-mapped, `mmap_mode="r"`, so the processes share the pages) and keep it in one slot per process
-  (`_LOKY_TABLE`); on Dask a worker plugin (kgen/dask_plugin.py) installs it once in every worker, including
+  (`_LOKY_TABLE`); on Dask a worker plugin (kgen/runners/dask_plugin.py) installs it once in every worker, including
   workers that join later, and holds it itself (not `scatter(broadcast=True)`: the scheduler's Active
   Memory Manager drops the extra replicas within seconds, and tasks depending on the scattered data then
   ship it again); threads share the parent's table. Each thread that computes gets its own evaluator over
