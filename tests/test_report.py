@@ -1,6 +1,6 @@
 """One run path and one report builder (issue 14, item 4): the command line builds its Config from its options
-field by field and runs `kgen.run.pipeline.anonymize`; `kgen/report/build.py` builds every report, in a fixed key order, and
-a report's `verified` is written only after the independent check ran."""
+field by field and runs `kgen.run.pipeline.anonymize`; `kgen/report/build.py` builds every report, in a fixed
+key order, and a report's `verified` is written only after the independent check ran."""
 
 from __future__ import annotations
 
