@@ -815,15 +815,6 @@ def read_rows(path: str | os.PathLike, separator: str | None = None) -> list[lis
     raise _not_utf8(path, separator)
 
 
-def read_table_rows(path: str | os.PathLike, separator: str | None = None
-                    ) -> tuple[list[str], list[list[str]], str, list[int]]:
-    """Header, data rows as lists of strings, separator and each data row's number (1-based), for callers
-    that want rows; `read_coded` is the streaming, columnar reader behind it."""
-    coded = read_coded(path, separator)
-    columns = [np.asarray(labels, dtype=object)[codes] if labels else np.zeros(0, dtype=object)
-               for codes, labels in zip(coded.codes, coded.labels)]
-    rows = [list(r) for r in zip(*columns)] if columns else []
-    return list(coded.header), rows, coded.separator, list(range(1, coded.rows + 1))
 
 
 def format_csv(header: Sequence[str], rows: Iterable[Sequence[str]], separator: str = ",") -> str:

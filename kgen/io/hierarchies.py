@@ -22,8 +22,6 @@ from lattice import builders
 from lattice.errors import InputError, clip
 from lattice.hierarchy import TOP, Hierarchy, Levels
 
-HierarchySpec = "str | os.PathLike | Hierarchy | Sequence[Mapping[str, str]]"
-
 
 def load_arx(path: str | os.PathLike, column: str) -> Hierarchy:
     """An ARX CSV hierarchy file. A separator at the end of every row (an empty last column) is ignored."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -589,8 +588,3 @@ def validate(spec: Spec) -> None:
             raise InputError("the hierarchy generalization needs a hierarchy (--hierarchy COL=FILE)", column=q.name)
         if q.strategy == "interval" and q.order != "number":
             raise InputError("the interval generalization needs a numeric column", column=q.name)
-
-
-def mean_class(dp: int, rows: int) -> float:
-    """DP / N: the mean class size seen from a row (classes weighted by their size)."""
-    return dp / rows if rows else math.nan

@@ -167,8 +167,3 @@ def split(keys: np.ndarray, sizes: np.ndarray, plan: Plan, reducers: int) -> lis
 def map_batch(part: Part, plans: Sequence[Plan], reducers: int) -> list[list[Chunk]]:
     """Task: the map side of a batch on one partition."""
     return part.map_batch(plans, reducers)
-
-
-def cache_figures(part: Part) -> dict:
-    """Task: the roll-up cache's figures (for benchmarks)."""
-    return {"tables": len(part.cache), "bytes": part.held, "hits": part.hits, "misses": part.misses}
