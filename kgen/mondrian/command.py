@@ -1,4 +1,4 @@
-"""`kgen mondrian` (centralized or, with --workers, distributed on Dask) and `kgen mondrian-check`.
+"""`kgen mondrian` (centralized or, with --workers, distributed on Dask or Spark) and `kgen mondrian-check`.
 
 Mondrian is its own command rather than `kgen anonymize --algorithm mondrian` because its output model is
 different: no lattice node, no suppression, no LOG/LOS search objective; a class per box of the partition,
@@ -23,10 +23,11 @@ from lattice.errors import InputError
 if TYPE_CHECKING:
     from kgen.mondrian.core import Spec
 
-# the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
+# the same tuples as kgen.mondrian.core / .distributed / .api, repeated so that registering the commands imports
 # neither pandas nor pyarrow (tests/test_mondrian.py checks they agree)
 STRATEGIES = ("hierarchy", "prefix", "set", "interval")
 PARTITIONINGS = ("quantile", "multidim")
+ENGINES = ("dask", "spark")
 
 
 class ReleaseCheckFailed(InputError):
@@ -84,7 +85,7 @@ def strategies_of(items: list[str]) -> str | dict[str, str] | None:
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("mondrian", help="Mondrian: local multidimensional recoding (k, distinct l), "
-                                               "centralized or distributed on Dask (docs/mondrian.md)")
+                                               "centralized or distributed on Dask or Spark (docs/mondrian.md)")
     run.add_argument("input", help="CSV file, glob of CSV files, or Parquet file/folder")
     run.add_argument("--qi", required=True, type=_columns, help="quasi-identifiers, comma-separated")
     run.add_argument("--k", required=True, type=_whole("k"))
@@ -103,6 +104,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--sample", type=_fraction, default=0.001, help="fraction the coordinator samples "
                                                                       "(default 0.001)")
     run.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://host:8786")
+    run.add_argument("--engine", choices=ENGINES, default="dask", help="distributed: where the fragments' tasks "
+                                                                         "run (default dask; same release)")
+    run.add_argument("--master", metavar="URL", help="--engine spark: the Spark master (default local[WORKERS])")
     run.add_argument("--seed", type=_whole("seed"), default=0, help="seed of the coordinator's sample")
     run.add_argument("--output", help="release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or "
                                           "INPUT_mondrian")
@@ -158,9 +162,8 @@ def require_frames() -> None:
 def run_mondrian(args: argparse.Namespace) -> int:
     require_frames()
     from kgen.check_mondrian import check_release
-    from kgen.mondrian.api import build_spec, numeric_columns
+    from kgen.mondrian.api import anonymize_distributed, build_spec, numeric_columns
     from kgen.mondrian.core import anonymize_fragment, summary
-    from kgen.mondrian.distributed import run_distributed
     from kgen.mondrian.storage import Source, describe
 
     distributed = args.workers is not None
@@ -168,6 +171,12 @@ def run_mondrian(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     if args.scheduler and not distributed:
         raise InputError("--scheduler needs --workers (the number of fragments)")
+    if args.engine == "spark" and not distributed:
+        raise InputError("--engine spark needs --workers (the number of fragments)")
+    if args.engine == "spark":
+        from kgen.mondrian.spark import require_spark
+
+        require_spark()  # one line, exit 2, before anything is read
     output = Path(args.output) if args.output else _default_output(args.input, distributed)
     report = Path(args.report) if args.report else output.with_name(output.name + ".json") if distributed \
         else output.with_suffix(".json")
@@ -206,8 +215,8 @@ def run_mondrian(args: argparse.Namespace) -> int:
         os.umask(umask)
         temporary.chmod(0o777 & ~umask)  # a regular folder once published, not mkdtemp's private one
         try:
-            run = run_distributed(args.input, spec, numeric_columns(spec), str(temporary), args.workers,
-                                  args.partitioning, args.sample, args.seed, args.scheduler)
+            run = anonymize_distributed(args.input, spec, temporary, args.workers, args.partitioning, args.sample,
+                                        args.seed, args.engine, args.scheduler, args.master)
             metrics = summary(spec, [t.result for t in run.tasks])
             fragments = [{"part": Path(t.path).name, "condition": c, "described": describe(c), "rows": t.result.rows,
                           "dp": t.result.dp, "read_seconds": t.read_seconds,
@@ -215,7 +224,7 @@ def run_mondrian(args: argparse.Namespace) -> int:
                          for t, c in zip(run.tasks, run.conditions)]
             body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                              sample=args.sample, sample_rows=run.sample_rows, seed=args.seed,
-                             scheduler=args.scheduler or "LocalCluster on 127.0.0.1", fragments=fragments)
+                             engine=args.engine, scheduler=_cluster(args), fragments=fragments)
             body["verified"] = {"checker": "kgen.check_mondrian, on the written parts", "passed": True}
             text = json.dumps(body, indent=2) + "\n"
             (temporary / ".report.json").write_text(text, encoding="utf-8")
@@ -232,6 +241,13 @@ def run_mondrian(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(describe_run(body, output, report))
     return 0
+
+
+def _cluster(args: argparse.Namespace) -> str:
+    """Where the tasks ran, for the report and the summary line."""
+    if args.engine == "spark":
+        return f"Spark {args.master}" if args.master else f"Spark local[{args.workers}] on 127.0.0.1"
+    return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
 def _found(folder: str | None, column: str) -> str | None:
