@@ -359,6 +359,7 @@ def test_registering_the_commands_needs_neither_pandas_nor_pyarrow():
             "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
-    from kgen.mondrian import command, core, distributed
+    from kgen.mondrian import api, command, core, distributed
 
     assert command.STRATEGIES == core.STRATEGIES and command.PARTITIONINGS == distributed.PARTITIONINGS
+    assert command.ENGINES == api.ENGINES

@@ -95,10 +95,20 @@ def _workers_run(context) -> Iterator[str]:
         context.pythonExec = previous
 
 
+def active_session():
+    """The SparkSession already running in this process, or None: pyspark's builder would return it whatever
+    master is asked for, so a caller's session must be used as is and never stopped by kgen."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
 def open_session(master: str | None, workers: int):
     """A SparkSession on `master` (default `local[workers]`: one task slot per worker, as Dask's LocalCluster
     has one single-threaded process per worker). Local masters bind the driver to 127.0.0.1 only; the web UI
-    is off. An already active session in this process is reused by pyspark (its master wins)."""
+    and the console progress bar are off."""
     require_spark()
     master = master or f"local[{workers}]"
     with _quiet_pandas_warning():
@@ -132,7 +142,8 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
     """Distributed Mondrian with Spark as the engine; parts are written into `folder` (which must exist).
 
     `spark`: a SparkSession to use and leave open, or None to open one on `master` (see `open_session`) and
-    stop it at the end, as `run_distributed` does with a Dask client. Same sample, conditions, tasks, parts
+    stop it at the end, as `run_distributed` does with a Dask client (when a session is already active in this
+    process, it is used and left open instead: pyspark allows one per process). Same sample, conditions, tasks, parts
     and metrics as `run_distributed` with the same arguments. A task's input error (e.g. a fragment too small
     for k) is raised here with its own message and exit code, as Dask's gather does."""
     started = time.perf_counter()
@@ -141,6 +152,8 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
     conditions = fragment_conditions(frame, spec, fragments, partitioning)
     numeric = list(numeric)
     planned = time.perf_counter()
+    if spark is None:
+        spark = active_session()
     own = spark is None
     if own:
         spark = open_session(master, fragments)
