@@ -2,9 +2,9 @@
 `--engine dask`, Spark's Python workers run the driver's interpreter (a run from a virtual environment works
 as is), and a missing pyspark or Java runtime is one line with exit 2.
 
-The tests that start Spark are marked slow (a JVM starts in 10-20 s); they need pyspark (`kgen[spark]`) and
-a Java runtime, and skip without them, except under CI=true (.ci/run installs both), where they fail: a
-Spark path that CI never runs is how issue 31's bug went unnoticed.
+The tests that need pyspark are marked slow: .ci/run installs `kgen[spark]` and a Java runtime for its slow
+step (a JVM starts in 10-20 s). Without them these tests skip, except under CI=true, where they fail: a Spark
+path that CI never ran is how issue 31's bug went unnoticed.
 """
 
 from __future__ import annotations
@@ -119,6 +119,7 @@ def test_missing_pyspark_is_one_line_exit_2(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["poker.csv"]
 
 
+@pytest.mark.slow  # needs pyspark, which .ci/run installs for the slow step
 @pytest.mark.parametrize("java_home", [None, "empty"])
 def test_missing_java_runtime_is_one_line_exit_2(tmp_path, pyspark, java_home):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
