@@ -1,10 +1,11 @@
 """The same distributed Mondrian on Apache Spark (optional extra: `pip install "kgen[spark]"`, needs a JRE).
 
-As in the paper's implementation, one Spark task per fragment: a one-column DataFrame of fragment numbers is
-spread over the cluster and `mapInPandas` runs `run_fragment` for each number, which reads the fragment from
-storage by its condition, anonymizes it with the engine-agnostic per-fragment function, writes its part and
-returns its metrics (pickled). The coordinator (the driver) only computes the conditions from a sample, with
-the same function and seed as on Dask, so both engines write byte-identical parts.
+As in the paper's implementation, one Spark task per fragment: a one-column DataFrame of fragment numbers,
+one per partition, is spread over the cluster and `mapInPandas` runs `run_fragment` for each number, which
+reads the fragment from storage by its condition, anonymizes it with the engine-agnostic per-fragment
+function, writes its part and returns its metrics (pickled). The coordinator (the driver) only computes the
+conditions from a sample, with the same function and seed as on Dask, so both engines write byte-identical
+parts.
 
 Three things a new user would otherwise trip over are handled here rather than documented as workarounds:
 
@@ -171,9 +172,9 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
 
     try:
         with _quiet_pandas_warning(), _workers_run(spark.sparkContext):
-            numbers = spark.createDataFrame([(i,) for i in range(len(conditions))], "fragment int")
-            rows = (numbers.repartition(len(conditions)).mapInPandas(tasks, "fragment int, result binary")
-                    .collect())
+            # one fragment number per partition, made in the JVM: no shuffle, and every task slot gets work
+            numbers = spark.range(len(conditions), numPartitions=len(conditions)).withColumnRenamed("id", "fragment")
+            rows = numbers.mapInPandas(tasks, "fragment long, result binary").collect()
     finally:
         if own:
             spark.stop()
