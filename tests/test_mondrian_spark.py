@@ -202,3 +202,17 @@ def test_a_callers_spark_session_is_used_and_left_open_with_its_interpreter(tmp_
     assert active.seconds["cluster_start"] < 1.0  # no session was started
     assert session.sparkContext.pythonExec == before
     assert session.range(3).count() == 3  # still open
+
+
+@pytest.mark.slow
+def test_a_worker_interpreter_the_user_chose_is_used_and_its_failure_is_exit_6(tmp_path, table, spark_ready):
+    decoy = tmp_path / "python-without-kgen"
+    decoy.write_text("#!/bin/sh\necho 'not a Python for kgen' >&2\nexit 97\n")
+    decoy.chmod(0o755)
+    env = dict(without_python_choice(), PYSPARK_PYTHON=str(decoy))  # the user's choice wins over sys.executable
+    done = kgen("mondrian", str(table), "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
+                "--output", "out", cwd=tmp_path, env=env)
+    assert done.returncode == 6, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("kgen: error: a Spark task failed") and str(decoy) in last
+    assert not (tmp_path / "out").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

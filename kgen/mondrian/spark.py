@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
 import sys
 import time
@@ -137,16 +138,26 @@ def open_session(master: str | None, workers: int):
     return session
 
 
+def _cause(text: str) -> str:
+    """The line of a Spark error that names the cause (the last `SomethingError: ...` of the Python or Java
+    trace it carries), else its first line; at most 300 characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    causes = [line for line in lines if re.match(r"^[\w.$]+(Error|Exception)\b", line)]
+    return (causes[-1] if causes else lines[0] if lines else "unknown error")[:300]
+
+
 def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
               partitioning: str = "multidim", sample: float = 0.001, seed: int = 0, master: str | None = None,
               separator: str | None = None) -> Run:
     """Distributed Mondrian with Spark as the engine; parts are written into `folder` (which must exist).
 
     `spark`: a SparkSession to use and leave open, or None to open one on `master` (see `open_session`) and
-    stop it at the end, as `run_distributed` does with a Dask client (when a session is already active in this
-    process, it is used and left open instead: pyspark allows one per process). Same sample, conditions, tasks, parts
-    and metrics as `run_distributed` with the same arguments. A task's input error (e.g. a fragment too small
-    for k) is raised here with its own message and exit code, as Dask's gather does."""
+    stop it at the end, as `run_distributed` does with a Dask client (when a session is already active in
+    this process, it is used and left open instead: pyspark allows one per process). Same sample, conditions,
+    tasks, parts and metrics as `run_distributed` with the same arguments. A task's input error (e.g. a
+    fragment too small for k) is raised here with its own message and exit code, as Dask's gather does; a
+    task that Spark could not run (its Python worker failed to start or died) is a one-line `ClusterError`
+    (exit 6) naming the worker interpreter and the Python error, not a Java traceback."""
     started = time.perf_counter()
     frame = Source(source).sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
                                   numeric=numeric)
@@ -170,11 +181,17 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
                     result = error
                 yield pd.DataFrame({"fragment": [int(index)], "result": [pickle.dumps(result)]})
 
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
     try:
-        with _quiet_pandas_warning(), _workers_run(spark.sparkContext):
+        with _quiet_pandas_warning(), _workers_run(spark.sparkContext) as python:
             # one fragment number per partition, made in the JVM: no shuffle, and every task slot gets work
             numbers = spark.range(len(conditions), numPartitions=len(conditions)).withColumnRenamed("id", "fragment")
-            rows = numbers.mapInPandas(tasks, "fragment long, result binary").collect()
+            try:
+                rows = numbers.mapInPandas(tasks, "fragment long, result binary").collect()
+            except (PySparkException, Py4JError) as error:
+                raise ClusterError(f"a Spark task failed (Python workers: {python}): {_cause(str(error))}") from None
     finally:
         if own:
             spark.stop()
