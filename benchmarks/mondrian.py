@@ -4,11 +4,11 @@ Every side does the same work end to end: read the table from storage, anonymize
 distributed sides run on a Dask LocalCluster on 127.0.0.1 and (with `--engines dask,spark`) on Spark
 `local[WORKERS]` on 127.0.0.1, each started before timing (start-up is printed apart: a long-lived cluster
 pays it once). CPU seconds: `cpu` is the coordinator's plus every task's (as in issue 16); `tree_cpu` is
-every process of the run (this one and all its descendants: Dask's scheduler and workers, Spark's JVM and
-Python workers), so engine overhead counts too. The sides are interleaved (C, D, S, C, D, S, ...) so load
-from other processes on the machine hits all alike; medians are reported. Dask and Spark run i uses sample
-seed i on both, and their parts are compared byte for byte (`same_release`): the engine must not change
-the release.
+every process of the engine (this one plus Dask's scheduler and workers, or plus Spark's JVM and Python
+workers; this one alone for centralized), so engine overhead counts too. The sides are interleaved (C, D,
+S, C, D, S, ...) so load from other processes on the machine hits all alike; medians are reported. Dask
+and Spark run i use sample seed i both, and their parts are compared byte for byte (`same_release`): the
+engine must not change the release.
 
     python -m benchmarks.mondrian [--rows 1000000] [--workers 2] [--repeat 3] [--engines dask,spark]
         [--format csv|parquet] [--output results/mondrian]
@@ -41,24 +41,33 @@ def poker_table(folder: Path, rows: int, fmt: str, seed: int = 0) -> Path:
     return path
 
 
-def tree_cpu() -> float:
-    """CPU seconds (user + system) of this process and every live descendant, read from /proc: the JVM and
-    Python workers of Spark and the processes of a Dask LocalCluster are all descendants of this process."""
+def tree_cpu(jvm: int | None = None) -> dict[str, float]:
+    """CPU seconds (user + system) of this process ("self"), of Spark's JVM and its descendants (the Python
+    workers: "spark") and of every other live descendant (Dask's LocalCluster: "dask"), read from /proc. A run
+    is charged its own engine's processes only, so an idle cluster of the other engine costs it nothing."""
     tick = os.sysconf("SC_CLK_TCK")
-    total, todo, seen = 0.0, [os.getpid()], set()
+    out = {"self": 0.0, "spark": 0.0, "dask": 0.0}
+    todo, seen = [(os.getpid(), "self")], set()
     while todo:
-        pid = todo.pop()
+        pid, group = todo.pop()
         if pid in seen:
             continue
         seen.add(pid)
+        group = "spark" if pid == jvm else group
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            out[group] += (int(fields[11]) + int(fields[12])) / tick
             for task in Path(f"/proc/{pid}/task").iterdir():
-                todo.extend(int(c) for c in (task / "children").read_text().split())
+                below = group if group != "self" else "dask"
+                todo.extend((int(c), below) for c in (task / "children").read_text().split())
         except (OSError, ValueError):
             continue  # a process that ended meanwhile
-    return total
+    return out
+
+
+def charged(before: dict[str, float], after: dict[str, float], engine: str | None) -> float:
+    """CPU seconds of this process plus `engine`'s processes (None: this process only) between two readings."""
+    return sum(after[g] - before[g] for g in ("self",) + ((engine,) if engine else ()))
 
 
 def same_parts(a: Path, b: Path) -> bool:
@@ -96,18 +105,19 @@ def main(argv: list[str] | None = None) -> dict:
                            dashboard_address=None, silence_logs=logging.ERROR)
     client = Client(cluster, set_as_default=False)
     cluster_start = time.perf_counter() - started
-    session, spark_start = None, None
+    session, spark_start, jvm = None, None, None
     if "spark" in engines:
         from kgen.mondrian.spark import open_session
 
         started = time.perf_counter()
         session = open_session(None, args.workers)
         spark_start = time.perf_counter() - started
+        jvm = session.sparkContext._gateway.proc.pid  # spark-submit execs the JVM: same process
 
     def distributed(engine: str, i: int) -> tuple[dict, Path]:
         folder = work / f"{engine}-{i}"
         folder.mkdir()
-        wall, cpu, tree = time.perf_counter(), time.process_time(), tree_cpu()
+        wall, cpu, tree = time.perf_counter(), time.process_time(), tree_cpu(jvm)
         if engine == "dask":
             run = run_distributed(str(source), spec, numeric, str(folder), args.workers, args.partitioning,
                                   args.sample, seed=i, client=client)
@@ -116,7 +126,8 @@ def main(argv: list[str] | None = None) -> dict:
 
             run = run_spark(session, str(source), spec, numeric, str(folder), args.workers, args.partitioning,
                             args.sample, seed=i)
-        elapsed, own, everything = time.perf_counter() - wall, time.process_time() - cpu, tree_cpu() - tree
+        elapsed, own, everything = time.perf_counter() - wall, time.process_time() - cpu, charged(tree, tree_cpu(jvm),
+                                                                                                 engine)
         metrics = summary(spec, [t.result for t in run.tasks])
         return {"wall": elapsed, "cpu": own + sum(t.cpu_seconds for t in run.tasks), "tree_cpu": everything,
                 "coordinator_cpu": own, "fragments": len(run.tasks), "dp": metrics["dp"], "ncp": metrics["ncp"],
@@ -127,10 +138,11 @@ def main(argv: list[str] | None = None) -> dict:
     central, dist, spark = [], [], []
     try:
         for i in range(args.repeat):
-            wall, cpu, tree = time.perf_counter(), time.process_time(), tree_cpu()
+            wall, cpu, tree = time.perf_counter(), time.process_time(), tree_cpu(jvm)
             result, seconds = anonymize_file(source, spec, work / "central.csv")
             central.append({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-                            "tree_cpu": tree_cpu() - tree, **seconds, "dp": result.dp, "classes": result.classes})
+                            "tree_cpu": charged(tree, tree_cpu(jvm), None), **seconds, "dp": result.dp,
+                            "classes": result.classes})
             line = f"run {i}: centralized {central[-1]['wall']:.2f} s wall / {central[-1]['cpu']:.2f} s CPU"
             folders = {}
             for engine in engines:
