@@ -205,14 +205,16 @@ def test_a_callers_spark_session_is_used_and_left_open_with_its_interpreter(tmp_
 
 
 @pytest.mark.slow
-def test_a_worker_interpreter_the_user_chose_is_used_and_its_failure_is_exit_6(tmp_path, table, spark_ready):
+def test_a_worker_interpreter_the_user_chose_is_used_and_its_failure_is_a_cluster_error(tmp_path, table, spec,
+                                                                                       session, monkeypatch):
+    from kgen.mondrian.distributed import ClusterError
+
     decoy = tmp_path / "python-without-kgen"
     decoy.write_text("#!/bin/sh\necho 'not a Python for kgen' >&2\nexit 97\n")
     decoy.chmod(0o755)
-    env = dict(without_python_choice(), PYSPARK_PYTHON=str(decoy))  # the user's choice wins over sys.executable
-    done = kgen("mondrian", str(table), "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
-                "--output", "out", cwd=tmp_path, env=env)
-    assert done.returncode == 6, done.stderr[-2000:]
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("kgen: error: a Spark task failed") and str(decoy) in last
-    assert not (tmp_path / "out").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    monkeypatch.setenv("PYSPARK_PYTHON", str(decoy))  # the user's choice wins over sys.executable
+    (tmp_path / "parts").mkdir()
+    with pytest.raises(ClusterError, match="a Spark task failed") as caught:
+        anonymize_distributed(table, spec, tmp_path / "parts", 2, engine="spark")
+    assert str(decoy) in str(caught.value) and caught.value.exit_code == 6
+    assert "\n" not in str(caught.value)
