@@ -360,6 +360,7 @@ def test_registering_the_commands_needs_neither_pandas_nor_pyarrow():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
     from kgen.cli import mondrian as command
-    from kgen.mondrian import core, distributed
+    from kgen.mondrian import api, core, distributed
 
     assert command.STRATEGIES == core.STRATEGIES and command.PARTITIONINGS == distributed.PARTITIONINGS
+    assert command.ENGINES == api.ENGINES

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -128,27 +127,6 @@ def test_an_unreachable_scheduler_exits_6(tmp_path, table):
                            "--workers", "2", "--scheduler", "tcp://127.0.0.1:9", "--output", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 6 and "cannot connect" in done.stderr and not (tmp_path / "o").exists()
-
-
-def test_spark_runner_matches_the_serial_run(tmp_path, table, spec):
-    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'kgen[spark]')")
-    import shutil
-
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime for Spark")
-    from kgen.mondrian.spark import run_spark
-
-    session = pyspark.sql.SparkSession.builder.master("local[2]").getOrCreate()
-    try:
-        (tmp_path / "spark").mkdir()
-        (tmp_path / "serial").mkdir()
-        run = run_spark(session, str(table), spec, numeric_columns(spec), str(tmp_path / "spark"), 4)
-        serial = run_serial(str(table), spec, numeric_columns(spec), str(tmp_path / "serial"), 4)
-        assert [t.result.dp for t in run.tasks] == [t.result.dp for t in serial.tasks]
-        assert np.isclose(summary(spec, [t.result for t in run.tasks])["ncp"],
-                          summary(spec, [t.result for t in serial.tasks])["ncp"])
-    finally:
-        session.stop()
 
 
 def test_parquet_storage_gives_the_same_fragments_and_release_as_csv(tmp_path, table, spec):

@@ -1,4 +1,4 @@
-"""`kgen mondrian` (centralized or, with --workers, distributed on Dask) and `kgen mondrian-check`.
+"""`kgen mondrian` (centralized or, with --workers, distributed on Dask or Spark) and `kgen mondrian-check`.
 
 Mondrian is its own command rather than `kgen anonymize --algorithm mondrian` because its output model is
 different: no lattice node, no suppression, no LOG/LOS search objective; a class per box of the partition,
@@ -53,6 +53,7 @@ STRATEGIES = ("hierarchy", "prefix", "set", "interval")
 
 
 PARTITIONINGS = ("quantile", "multidim")
+ENGINES = ("dask", "spark")
 
 
 def _fraction(text: str) -> float:
@@ -95,7 +96,7 @@ CHECKER = "kgen.check.mondrian, on the written file"
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register `kgen mondrian` and `kgen mondrian-check`."""
     run = command_parser(commands, "mondrian", "Mondrian: local multidimensional recoding (k, distinct l), "
-                                               "centralized or distributed on Dask (docs/mondrian.md)")
+                                               "centralized or distributed on Dask or Spark (docs/mondrian.md)")
     run.add_argument("input", help="CSV file, glob of CSV files, or Parquet file/folder")
     mondrian_model_options(run)
     run.add_argument("--workers", type=number(int, "workers"),
@@ -105,6 +106,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--partitioning", choices=PARTITIONINGS, default="multidim")
     run.add_argument("--sample", type=_fraction, default=0.001, help="fraction the coordinator samples")
     cluster_options(run)
+    run.add_argument("--engine", choices=ENGINES, default="dask",
+                     help="distributed: where the fragments' tasks run (same release)")
+    run.add_argument("--master", metavar="URL", help="--engine spark: the Spark master (default local[WORKERS])")
     seed_option(run, "seed of the coordinator's sample")
     output_options(run, "release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or INPUT_mondrian",
                    "JSON report (default: OUTPUT.json)")
@@ -203,6 +207,13 @@ def run_mondrian(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     if args.scheduler and not distributed:
         raise InputError("--scheduler needs --workers (the number of fragments)")
+    if args.engine == "spark" and not distributed:
+        raise InputError("--engine spark needs --workers (the number of fragments)")
+    if args.engine == "spark":
+        # optional dependency: pyspark and a Java runtime (extra `spark`); one line, exit 2, before any read
+        from kgen.mondrian.spark import require_spark
+
+        require_spark()
     if args.scheduler:
         parallel.check_address(args.scheduler)  # a malformed address: exit 2 before anything is read
     output = Path(args.output) if args.output else _default_output(args.input, distributed)
@@ -283,11 +294,14 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
     """Fragments on Dask, written into a temporary folder, checked part by part, then the folder and the
     report published together under the output lock (each part's SHA-256 in the report)."""
     from kgen.check.mondrian import check_release  # optional dependency: pandas (Mondrian's checker)
-    from kgen.mondrian.api import numeric_columns  # optional dependency: pandas, pyarrow
-    from kgen.mondrian.core import summary
 
     # optional dependency: pandas and pyarrow (the Mondrian engine)
-    from kgen.mondrian.distributed import run_distributed
+    from kgen.mondrian.api import (
+        anonymize_distributed,  # optional dependency: pandas, pyarrow
+    )
+
+    # optional dependency: pandas and pyarrow (the Mondrian engine)
+    from kgen.mondrian.core import summary
 
     # optional dependency: pandas and pyarrow (the Mondrian engine)
     from kgen.mondrian.storage import describe
@@ -301,9 +315,9 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
     os.umask(umask)
     temporary.chmod(0o777 & ~umask)  # a regular folder once published, not mkdtemp's private one
     try:
-        run = run_distributed(args.input, spec, numeric_columns(spec), str(temporary), args.workers,
-                              args.partitioning, args.sample, args.seed, args.scheduler,
-                              connect_timeout=args.connect_timeout)
+        run = anonymize_distributed(args.input, spec, temporary, args.workers, args.partitioning, args.sample,
+                                    args.seed, args.engine, args.scheduler, args.master,
+                                    connect_timeout=args.connect_timeout)
         metrics = summary(spec, [t.result for t in run.tasks])
         fragments = [{"part": Path(t.path).name, "condition": c, "described": describe(c), "rows": t.result.rows,
                       "sha256": provenance.sha256_file(t.path), "dp": t.result.dp, "read_seconds": t.read_seconds,
@@ -311,7 +325,7 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
                      for t, c in zip(run.tasks, run.conditions)]
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
-                         scheduler=args.scheduler or "LocalCluster on 127.0.0.1", fragments=fragments)
+                         engine=args.engine, scheduler=_cluster(args), fragments=fragments)
         body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)  # type: ignore[attr-defined]
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
@@ -336,6 +350,13 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
     return body
+
+
+def _cluster(args: argparse.Namespace) -> str:
+    """Where the tasks ran, for the report and the summary line."""
+    if args.engine == "spark":
+        return f"Spark {args.master} " if args.master else f"Spark local[{args.workers}] on 127.0.0.1"
+    return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
 def describe_run(body: dict, output: Path, report: Path) -> str:

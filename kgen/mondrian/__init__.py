@@ -5,10 +5,11 @@ suppression); Mondrian instead cuts the table into boxes of >= k rows and genera
 (local recoding, nothing suppressed). See docs/mondrian.md.
 
 - `core`: the per-fragment function (`anonymize_fragment`) and the metrics (DP, NCP);
-- `api`: `build_spec` (a run's settings from a stored table) and `anonymize_file` (centralized);
+- `api`: `build_spec` (a run's settings from a stored table), `anonymize_file` (centralized) and
+  `anonymize_distributed` (Dask or Spark);
 - `storage`: reading a table or one fragment from CSV/Parquet storage, writing release partitions;
 - `distributed`: the coordinator (sample, fragment conditions) and the Dask runner;
-- `spark`: the same per-fragment function through Spark's `mapInPandas` (optional extra);
+- `spark`: the same tasks through Spark's `mapInPandas` (optional extra; `--engine spark`);
 - `command`: the `kgen mondrian` and `kgen mondrian-check` commands.
 
 The names below are loaded on first use: importing the package (as the CLI does to register its commands)
@@ -23,6 +24,7 @@ _EXPORTS = {
     "QI": "core", "STRATEGIES": "core", "FragmentResult": "core", "Spec": "core", "Tree": "core",
     "anonymize_fragment": "core", "summary": "core",
     "build_spec": "api", "load_tree": "api", "anonymize_file": "api", "numeric_columns": "api",
+    "anonymize_distributed": "api", "ENGINES": "api",
 }
 __all__ = sorted(_EXPORTS)
 

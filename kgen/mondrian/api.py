@@ -12,6 +12,7 @@ import pandas as pd
 from kgen.io.hierarchies import find_in_dir, load_arx
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
 from kgen.mondrian.storage import Source, write_csv
+from kgen.runners.settings import CONNECT_TIMEOUT
 from lattice.errors import InputError
 
 PEEK_ROWS = 10_000
@@ -112,3 +113,35 @@ def anonymize_file(source: str | os.PathLike, spec: Spec, output: str | os.PathL
         write_csv(result.release, Path(output), table.separator)
     written = time.perf_counter() - started - read - anonymized
     return result, {"read": read, "anonymize": anonymized, "write": written, "total": read + anonymized + written}
+
+
+ENGINES = ("dask", "spark")
+
+
+def anonymize_distributed(source: str | os.PathLike, spec: Spec, folder: str | os.PathLike, workers: int,
+                          partitioning: str = "multidim", sample: float = 0.001, seed: int = 0,
+                          engine: str = "dask", scheduler: str | None = None, master: str | None = None,
+                          separator: str | None = None, connect_timeout: float = CONNECT_TIMEOUT):
+    """Distributed Mondrian on the chosen engine (`kgen mondrian --workers N --engine dask|spark`): the same
+    sample, fragment conditions, per-fragment tasks and parts on either, so the engine changes where the tasks
+    run, never the release. Dask (the default) uses `scheduler` or a LocalCluster of `workers` processes on
+    127.0.0.1; Spark uses `master` or `local[workers]`. Parts are written into `folder` (which must exist);
+    returns the `Run` (conditions, task metrics, seconds)."""
+    numeric = numeric_columns(spec)
+    if engine == "dask":
+        if master is not None:
+            raise InputError("--master is for --engine spark; a Dask cluster is given with --scheduler")
+        # optional dependency: pandas and pyarrow (the Mondrian engine)
+        from kgen.mondrian.distributed import run_distributed
+
+        return run_distributed(str(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
+                               scheduler, separator=separator, connect_timeout=connect_timeout)
+    if engine == "spark":
+        if scheduler is not None:
+            raise InputError("--scheduler is for --engine dask; a Spark cluster is given with --master")
+        # optional dependency: pandas and pyarrow (the Mondrian engine)
+        from kgen.mondrian.spark import run_spark
+
+        return run_spark(None, str(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
+                         master=master, separator=separator)
+    raise InputError(f"unknown engine {engine!r}; choose {', '.join(ENGINES)}")
