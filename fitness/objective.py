@@ -254,6 +254,20 @@ class CellCosts:
                 value += float(np.sum(self.suppressed_cost[i][leaves] - self.leaf_cost[i][x][leaves]))
         return min(max(value / self.norm, 0.0), 1.0)
 
+    def with_correction(self, node: Sequence[int], correction: float) -> float:
+        """The loss when the suppressed cells add `correction` (the sum over suppressed rows and QIs of the
+        suppressed cost minus the generalized cost) to the unsuppressed total: what an array device sends back
+        instead of the suppressed rows. Equal to `normalized` up to float summation order."""
+        if self.norm <= 0:
+            return 0.0
+        value = sum(self.total[i][x] for i, x in enumerate(node)) + correction
+        return min(max(value / self.norm, 0.0), 1.0)
+
+    def extra_cost(self, qi: int, level: int) -> np.ndarray:
+        """Per leaf of QI `qi`, what a suppressed cell costs more than the cell generalized to `level` (the
+        per-leaf table an array device gathers from)."""
+        return self.suppressed_cost[qi] - self.leaf_cost[qi][level]
+
 
 def leaf_map(qi: EncodedQI, level: int) -> np.ndarray:
     """The level-`level` code of each leaf (level-0) code (`EncodedQI.leaf_map`)."""
@@ -361,6 +375,11 @@ class CellCostObjective:
 
     def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
         return cell_costs(table, self.name).normalized(node, None)
+
+    def costs(self, table: EncodedTable) -> CellCosts:
+        """The table's cell costs of this objective: what an array device needs to evaluate it (summary
+        objectives have no `costs`)."""
+        return cell_costs(table, self.name)
 
 
 @dataclass(frozen=True)
