@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The device checks of issue 29 for a session lent one NVIDIA H200 (or H100), in two calls of the device
+# tool; results/benchmarks/gpu.md says how to prepare the wheels and what each part costs.
+#
+#   part1 (about 7.5 min): the device tests on CuPy, then the benchmark at 1M/4M/20M/100M rows
+#   part2 (about 5 min):   kgen anonymize of a 100M-row Parquet file with --device gpu, and kgen check
+#
+# Each part writes its figures and logs under $OUT (the device tool brings them back).
+set -o pipefail
+part=${1:?usage: benchmarks/gpu_lease.sh part1|part2}
+out=${OUT:-/tmp/kgen-lease}
+mkdir -p "$out"
+if compgen -G ".whl/*.whl" >/dev/null; then  # bitarray and deap: kgen's needs that the GPU image lacks
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/*.whl || exit 1
+    export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD" PYTHONUNBUFFERED=1
+[ -d .gpu-data/data ] && export KGEN_SHARED="$PWD/.gpu-data"  # Adult and Cargo 2000 for the API tests
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
+python3 -c 'import cupy, numpy; print("cupy", cupy.__version__, "numpy", numpy.__version__)' | tee -a "$out/gpu.txt"
+case $part in
+part1)
+    timeout 140 python3 -m pytest -q -p no:cacheprovider tests/test_device_evaluator.py 2>&1 \
+        | tail -15 | tee "$out/tests.txt"
+    timeout 420 python3 -m benchmarks.gpu --device gpu --rows 1000000,4000000,20000000,100000000 --nodes 8 \
+        --case-nodes 4 --cpu-nodes 4,4,2,0 --batch 100 --cpu-batch 1000000,4000000 --ga 5000 --ga-cpu 1000 \
+        --deadline 300 --out "$out/gpu-gpu.md" 2>&1 | tee "$out/bench.log"
+    ;;
+part2)
+    timeout 400 python3 -m benchmarks.gpu_e2e --rows 100000000 --device gpu --evaluations 5000 --dir /tmp/e2e \
+        --out "$out/gpu-e2e.md" 2>&1 | tee "$out/e2e.log"
+    ;;
+*)
+    echo "usage: benchmarks/gpu_lease.sh part1|part2" >&2
+    exit 2
+    ;;
+esac
