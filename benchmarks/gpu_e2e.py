@@ -8,9 +8,10 @@ Two modes:
   before it is renamed into place), then `kgen check` of the release against its report as a second child.
   Per child: wall seconds, CPU seconds and peak resident set (`os.wait4`, that child alone); with
   `--device gpu`, the GPU's peak memory in use, polled from `nvidia-smi` every 0.2 s.
-- `--phases`: the same run in this process through `kgen.api`, phase by phase (read, prepare, search,
-  finish = suppressed rows + release + report, write + independent check), wall and CPU seconds and the
-  peak resident set after each: where the host path spends its time.
+- `--phases`: the same run in this process through `kgen.api` (the code `kgen anonymize` runs, minus the
+  argument parsing), phase by phase (read, prepare, search, finish = suppressed rows + release + report,
+  write + independent check), wall and CPU seconds, the peak resident set after each and the GPU's peak
+  during each: where the time goes, printed as each phase ends (a run cut short keeps what it finished).
 
 The Parquet file is `benchmarks.gpu_table`'s table (10 integer QIs and `diagnosis`), drawn by numpy or, with
 `--device gpu`, by CuPy, and written a row group at a time.
@@ -125,12 +126,13 @@ def phases(args: argparse.Namespace, data: Path) -> list[dict[str, object]]:
     ]
     out = []
     for name, body in steps:
-        wall, cpu = time.perf_counter(), time.process_time()
-        body()
-        out.append({"step": name, "wall_s": round(time.perf_counter() - wall, 2),
-                    "cpu_s": round(time.process_time() - cpu, 2),
+        with GpuMemory() as gpu:
+            wall, cpu = time.perf_counter(), time.process_time()
+            body()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        out.append({"step": name, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "gpu_peak_mib": gpu.peak,
                     "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)})
-        print(out[-1], flush=True)
+        print(out[-1], flush=True)  # each phase as it ends: a run cut short keeps the phases it finished
     return out
 
 
