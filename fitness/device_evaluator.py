@@ -182,6 +182,16 @@ class DeviceEvaluator(NodeEvaluator):
         return DeviceEvaluator(self.table, self.models, self.suppression_limit, self.objective, self.kernel,
                                self.device, self.chunk_rows, backend, index)
 
+    def worker_template(self) -> DeviceEvaluator:
+        """A device evaluator of the same problem with nothing computed and no device table (cheap to pickle:
+        workers upload their own copy), for a runner to ship; each worker calls `for_worker`."""
+        return DeviceEvaluator(self.table, self.models, self.suppression_limit, self.objective, self.kernel,
+                               self.device, self.chunk_rows, self.backend, self.device_index)
+
+    def for_worker(self, worker: int) -> DeviceEvaluator:
+        """`worker_copy(worker)` over the devices this process sees."""
+        return self.worker_copy(worker)
+
     def compute_many(self, nodes: Sequence[Sequence[int]]) -> list[Evaluation]:
         """Evaluations in input order, the nodes sent to the device as one batch (the evaluator's cache keeps
         them)."""

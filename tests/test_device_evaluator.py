@@ -493,3 +493,20 @@ def test_each_worker_copy_evaluates_on_its_own_device_and_agrees_with_the_cpu() 
         assert copy.compute_many(nodes) == [cpu.evaluate(node) for node in nodes]
     revived = pickle.loads(pickle.dumps(copies[2]))
     assert revived.device_index == 2 and revived.backend.device_id == 2
+
+
+def test_a_runner_ships_a_device_template_and_each_worker_makes_its_own_device_evaluator() -> None:
+    """The hooks a parallel runner calls: the CPU evaluator ships and makes CPU evaluators, the device
+    evaluator a pickled device template (no device arrays, nothing computed) and device evaluators."""
+    rng = np.random.default_rng(4)
+    table = binary_table(rng.integers(0, 2, (120, 3)))
+    cpu = NodeEvaluator(table, [KAnonymity(2)], 0.0)
+    assert type(cpu.worker_template()) is NodeEvaluator and type(cpu.for_worker(3)) is NodeEvaluator
+    device = DeviceEvaluator(table, [KAnonymity(2)], 0.0, device="array")
+    device.evaluate((0, 0, 0))
+    shipped = pickle.loads(pickle.dumps(device.worker_template()))
+    assert isinstance(shipped, DeviceEvaluator) and shipped._device_table is None
+    assert shipped.state.evaluations == {}
+    mine = shipped.for_worker(5)  # numpy: one device, so every worker gets device 0
+    assert isinstance(mine, DeviceEvaluator) and mine.device_index == 0
+    assert mine.evaluate((0, 1, 0)) == cpu.evaluate((0, 1, 0)) and mine.stats["device_nodes"] == 1
