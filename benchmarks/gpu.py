@@ -211,6 +211,8 @@ def measure(rows: int, args: argparse.Namespace, cpu_nodes: int, started: float)
     methods = ["cpu", device] if cpu_nodes else [device]
     nodes = random_nodes(table, args.nodes, seed=rows)
     measured = per_node(table, "k", methods, nodes, cpu_nodes)
+    for line in rows_of(rows, "k", measured, {}):  # logged now: the GA below is the longest step
+        print(line, flush=True)
     extra: dict[str, dict[str, str]] = {m: {} for m in methods}
     population = random_nodes(table, args.batch, seed=rows + 1)
     for m in methods:

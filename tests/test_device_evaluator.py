@@ -9,6 +9,7 @@ exact search.
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import subprocess
 import sys
@@ -46,7 +47,16 @@ from lattice.box import Box
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A GPU session scales the examples down (KGEN_DEVICE_TEST_SCALE=0.25): each CuPy example launches hundreds of
+# small kernels, and a lease is minutes long (benchmarks/gpu_lease.sh).
+SCALE = float(os.environ.get("KGEN_DEVICE_TEST_SCALE", "1"))
+
+
+def examples(count: int) -> int:
+    return max(3, round(count * SCALE))
+
+
+SETTINGS = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 OBJECTIVES = {"log": Precision, "dm": Discernibility, "aecs": AverageClassSize}
 # every metric the device evaluates: the summary ones exactly, the cell-cost ones to float rounding
 ALL_OBJECTIVES = {**OBJECTIVES, "ncp": NormalizedCertaintyPenalty, "loss": GeneralizedLoss,
@@ -154,7 +164,7 @@ def test_device_evaluations_equal_the_cpu_evaluator_on_random_tables(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=examples(15))
 @given(data=st.data(), n=st.integers(2, 80), q=st.integers(64, 80))
 def test_class_sizes_on_64_or_more_binary_qis_equal_a_plain_tuple_count(
         backend: xp_kernel.Backend, data: st.DataObject, n: int, q: int) -> None:
@@ -253,7 +263,7 @@ def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> 
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(SETTINGS, max_examples=30)
+@settings(SETTINGS, max_examples=examples(30))
 @given(table=tables(), k=st.integers(1, 3), t=st.sampled_from([0.0, 0.1, 0.4]),
        models=st.sampled_from(sorted(SENSITIVE_MODELS)), objective=st.sampled_from(sorted(ALL_OBJECTIVES)))
 def test_every_model_and_metric_on_the_device_equals_the_cpu_evaluator_on_random_tables(
@@ -356,7 +366,7 @@ class OpaqueMetric(NormalizedCertaintyPenalty):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=examples(15))
 @given(table=tables(), k=st.integers(1, 4), t=st.sampled_from([0.0, 0.3]))
 def test_the_device_asks_the_models_for_their_count_rule_not_their_type(backend: xp_kernel.Backend,
                                                                         table: EncodedTable, k: int, t: float) -> None:
