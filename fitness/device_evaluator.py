@@ -258,8 +258,9 @@ class DeviceEvaluator(NodeEvaluator):
     def describe(self) -> dict:
         """What evaluated the nodes, for the report: device kind, backend, device index, whether on the device
         (and why not), and the counters of `stats`."""
-        return {"device": self.device, "backend": self.backend.name, "device_index": self.device_index,
-                "on_device": self.on_device, "fallback": self.fallback_reason, **self.stats}
+        return {"device": self.device, "kernel": self.kernel, "backend": self.backend.name,
+                "device_index": self.device_index, "on_device": self.on_device, "fallback": self.fallback_reason,
+                **self.stats}
 
 
 def make_evaluator(table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,

@@ -237,6 +237,11 @@ class NodeEvaluator:
         evaluator too)."""
         return NodeEvaluator(self.table, self.models, self.suppression_limit, self.objective, self.kernel)
 
+    def describe(self) -> dict:
+        """What evaluates the nodes, for the report's top-level `evaluator` key: here the CPU and its kernel
+        (a `DeviceEvaluator` adds its backend, device index, fallback and counters)."""
+        return {"device": "cpu", "kernel": self.kernel, "on_device": False}
+
     def worker_template(self) -> NodeEvaluator:
         """What a parallel runner ships to its workers: an evaluator of the same problem with nothing computed,
         from which each worker makes its own with `for_worker` (here a CPU evaluator; a `DeviceEvaluator`

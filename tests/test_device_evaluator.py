@@ -448,7 +448,7 @@ def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, 
     assert array.search.evaluations == cpu.search.evaluations and array.search.minimal == cpu.search.minimal
     assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
     assert array.release.values == cpu.release.values
-    timing = ("seconds", "prepare_seconds", "bound_seconds", "provenance")
+    timing = ("seconds", "prepare_seconds", "bound_seconds", "provenance", "evaluator")  # evaluator: who evaluated
     report_cpu = {k: v for k, v in cpu.report.items() if k not in timing}
     report_array = {k: v for k, v in array.report.items() if k not in timing}
     assert report_array == report_cpu
@@ -498,6 +498,8 @@ def test_each_worker_copy_evaluates_on_its_own_device_and_agrees_with_the_cpu() 
     assert [c.device_index for c in copies] == [0, 1, 2, 0]
     assert [c.backend.device_id for c in copies] == [0, 1, 2, 0]
     assert [c.describe()["device_index"] for c in copies] == [0, 1, 2, 0]
+    assert NodeEvaluator(table, models, 0.05).describe() == {"device": "cpu", "kernel": "fast", "on_device": False}
+    assert {"device": "array", "backend": "numpy", "on_device": True}.items() <= copies[1].describe().items()
     for copy in copies:
         assert copy.state.evaluations == {} and copy._device_table is None
         assert copy.compute_many(nodes) == [cpu.evaluate(node) for node in nodes]
