@@ -202,30 +202,20 @@ def rows_of(rows: int, case: str, measured: dict[str, dict[str, Any]], extra: di
     return out
 
 
-def measure(rows: int, args: argparse.Namespace, cpu_nodes: int, started: float) -> list[list[object]]:
-    """Every case at one size; the optional parts skipped once `args.deadline` seconds have passed."""
+def measure(rows: int, args: argparse.Namespace, cpu_nodes: int, started: float,
+            flush: Callable[[list[list[object]]], None]) -> list[list[object]]:
+    """Every case at one size, `flush`ed after each step (a run cut short keeps them): per node for every case
+    first, then the batch and the GA (the longest step); the other cases' CPU references skipped once
+    `args.deadline` seconds have passed."""
     xp = xp_kernel.cupy_backend().xp if args.device == "gpu" else np
     table, seconds = gpu_table.encoded(xp, rows)
     print(f"{rows} rows: drawn and coded in {seconds:.1f} s, heights {table.heights}", flush=True)
     device = args.device if args.device == "gpu" else "array"
     methods = ["cpu", device] if cpu_nodes else [device]
     nodes = random_nodes(table, args.nodes, seed=rows)
-    measured = per_node(table, "k", methods, nodes, cpu_nodes)
-    for line in rows_of(rows, "k", measured, {}):  # logged now: the GA below is the longest step
-        print(line, flush=True)
-    extra: dict[str, dict[str, str]] = {m: {} for m in methods}
-    population = random_nodes(table, args.batch, seed=rows + 1)
-    for m in methods:
-        if m != "cpu" or rows in args.cpu_batch:
-            wall, cpu = batch(m, table, population)
-            extra[m]["batch"] = f"{wall:.2f} / {cpu:.2f} ({len(population)})"
-        evaluations = args.ga if m != "cpu" else (args.ga_cpu if rows == min(args.rows) else 0)
-        if evaluations:
-            wall, cpu, best = run_ga(m, table, evaluations)
-            extra[m].update(ga_evals=str(evaluations), ga=f"{wall:.1f} / {cpu:.1f}", ga_best=best)
-    out = rows_of(rows, "k", measured, extra)
-    for line in out:
-        print(line, flush=True)
+    base = per_node(table, "k", methods, nodes, cpu_nodes)
+    cases: list[list[object]] = []
+    flush(rows_of(rows, "k", base, {}))
     for case in [c for c in CASES if c != "k"]:
         late = time.perf_counter() - started > args.deadline
         if late and args.deadline_skips_cases:
@@ -233,9 +223,21 @@ def measure(rows: int, args: argparse.Namespace, cpu_nodes: int, started: float)
             continue
         case_methods = [device] if late else methods
         measured = per_node(table, case, case_methods, nodes[: args.case_nodes], 0 if late else min(cpu_nodes, 2))
-        out += rows_of(rows, case, measured, {})
-        print(out[-len(case_methods):], flush=True)
-    return out
+        cases += rows_of(rows, case, measured, {})
+        flush(rows_of(rows, "k", base, {}) + cases)
+    extra: dict[str, dict[str, str]] = {m: {} for m in methods}
+    population = random_nodes(table, args.batch, seed=rows + 1)
+    for m in methods:
+        if m != "cpu" or rows in args.cpu_batch:
+            wall, cpu = batch(m, table, population)
+            extra[m]["batch"] = f"{wall:.2f} / {cpu:.2f} ({len(population)})"
+            flush(rows_of(rows, "k", base, extra) + cases)
+        evaluations = args.ga if m != "cpu" else (args.ga_cpu if rows == min(args.rows) else 0)
+        if evaluations:
+            wall, cpu, best = run_ga(m, table, evaluations)
+            extra[m].update(ga_evals=str(evaluations), ga=f"{wall:.1f} / {cpu:.1f}", ga_best=best)
+            flush(rows_of(rows, "k", base, extra) + cases)
+    return rows_of(rows, "k", base, extra) + cases
 
 
 def gpu_name() -> str:
@@ -308,7 +310,12 @@ def main() -> None:
     out = args.out or common.RESULTS / f"gpu-{args.device}.md"
     rows: list[list[object]] = []
     for size, cpu_nodes in zip(args.rows, args.cpu_nodes):
-        rows += measure(size, args, cpu_nodes, started)
+
+        def flush(partial: list[list[object]], done: list[list[object]] = rows) -> None:
+            print(partial[-1], flush=True)
+            write(out, args, done + partial, notes)
+
+        rows += measure(size, args, cpu_nodes, started, flush)
         write(out, args, rows, notes)
     print(common.markdown(HEADERS, rows))
     print(f"total {time.perf_counter() - started:.1f} s", flush=True)
