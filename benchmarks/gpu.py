@@ -16,8 +16,9 @@ evaluator on numpy; `gpu` on CuPy. The CPU evaluator runs on fewer nodes where i
 (`--cpu-nodes`, one figure per size), and its evaluations are compared with the device's on those nodes
 (integers exactly, cell-cost losses to 1e-12). Memory is measured only where it is cheap: the process's peak
 resident set (getrusage) and, on CuPy, the memory pool's bytes while a node is evaluated; no tracemalloc.
-Results are rewritten after every size, so a run cut short keeps what it measured; `--deadline` (seconds)
-skips what is left of the optional parts (other cases, CPU references) once it has passed.
+Per size the cases' per-node figures come first, then the batch and the GA (the longest step); results are
+rewritten after every step, so a run cut short keeps what it measured; `--deadline` (seconds) skips the
+other cases' CPU references (with `--deadline-skips-cases`, the cases) once it has passed.
 
     python -m benchmarks.gpu --device gpu --rows 1000000,4000000,20000000,100000000 --nodes 8 \\
         --cpu-nodes 4,4,2,1 --batch 100 --cpu-batch 1000000,4000000 --ga 5000 --ga-cpu 1000 --deadline 420
