@@ -114,7 +114,7 @@ def phases(args: argparse.Namespace, data: Path) -> list[dict[str, object]]:
     from kgen.table import read_table
 
     config = Config(qi=tuple(gpu_table.COLUMNS), k=K, suppression=SUPPRESSION, device=args.device,
-                    max_evaluations=args.evaluations, seed=1)
+                    max_evaluations=args.evaluations, seed=1, bound=False)  # as the CLI run: --no-bound
     state: dict[str, object] = {}
     steps: list[tuple[str, Callable[[], object]]] = [
         ("read", lambda: state.setdefault("table", read_table(data))),
