@@ -162,6 +162,21 @@ class DeviceEvaluator(NodeEvaluator):
                                                                         self.spec.columns, self.costs)
         return self._device_table
 
+    def adopt(self, table: xp_kernel.DeviceTable) -> None:
+        """Evaluate on a table already on the device (uploaded by another evaluator of the same encoded table)
+        instead of uploading one: what a benchmark or a runner does to avoid one upload per evaluator. The
+        table must hold every sensitive column the models read and, with a cell-cost metric, cost tables
+        built for this very metric (`DeviceTable.from_encoded(..., costs=evaluator.costs)`); ValueError when it
+        visibly cannot serve (other n, other backend, a column or the cost tables missing)."""
+        assert self.spec is not None, "a CPU fallback evaluator has no device table"
+        missing = [c for c in self.spec.columns if c not in table.sensitive]
+        if table.n != self.table.n or table.backend.name != self.backend.name or missing:
+            raise ValueError(f"this device table cannot serve the evaluator (n {table.n}, backend "
+                             f"{table.backend.name}, missing columns {missing})")
+        if (table.costs is None) != (self.costs is None):
+            raise ValueError("the device table's cost tables do not match the evaluator's metric")
+        self._device_table = table
+
     def __getstate__(self) -> dict[str, Any]:  # device arrays stay behind: a copy uploads its own
         state = self.__dict__.copy()
         state["_device_table"] = None

@@ -522,3 +522,22 @@ def test_a_runner_ships_a_device_template_and_each_worker_makes_its_own_device_e
     mine = shipped.for_worker(5)  # numpy: one device, so every worker gets device 0
     assert isinstance(mine, DeviceEvaluator) and mine.device_index == 0
     assert mine.evaluate((0, 1, 0)) == cpu.evaluate((0, 1, 0)) and mine.stats["device_nodes"] == 1
+
+
+def test_an_evaluator_adopts_a_device_table_that_serves_it_and_refuses_one_that_cannot() -> None:
+    rng = np.random.default_rng(12)
+    qis = tuple(encode_column(f"q{i}", [str(v) for v in rng.integers(0, 4, 150)],
+                              Hierarchy.from_rows(f"q{i}", [[str(v), "*"] for v in range(4)])) for i in range(2))
+    table = EncodedTable(150, qis, {"s": dense_codes([str(v) for v in rng.integers(0, 5, 150)])})
+    models = [KAnonymity(2), EntropyLDiversity("s", 1.5)]
+    first = DeviceEvaluator(table, models, 0.1, device="array")
+    shared = first.device_table
+    second = DeviceEvaluator(table, models, 0.1, device="array")
+    second.adopt(shared)
+    nodes = list(Box.full(table.heights).nodes())
+    assert second.evaluate_many(nodes) == NodeEvaluator(table, models, 0.1).evaluate_many(nodes)
+    assert second.device_table is shared
+    with pytest.raises(ValueError, match="missing columns"):
+        second.adopt(xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY))  # without `s`
+    with pytest.raises(ValueError, match="cost tables"):
+        DeviceEvaluator(table, [KAnonymity(2)], 0.1, NormalizedCertaintyPenalty(), device="array").adopt(shared)
