@@ -235,7 +235,7 @@ def measure(rows: int, args: argparse.Namespace, cpu_nodes: int, started: float,
     base = per_node(table, "k", methods, nodes, cpu_nodes)
     cases: list[list[object]] = []
     flush(rows_of(rows, "k", base, {}))
-    for case in [c for c in CASES if c != "k"]:
+    for case in [c for c in args.cases if c != "k"]:
         late = time.perf_counter() - started > args.deadline
         if late and args.deadline_skips_cases:
             print(f"{case}: skipped (past --deadline)", flush=True)
@@ -302,8 +302,14 @@ def parse() -> argparse.Namespace:
                         help="seconds after which the CPU references of the other cases are skipped")
     parser.add_argument("--deadline-skips-cases", action="store_true",
                         help="past --deadline, skip the other cases altogether (not only their CPU references)")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help=f"cases beside k (always measured), comma-separated: {', '.join(CASES)}")
     parser.add_argument("--out", type=Path, default=None, help="default results/benchmarks/gpu-DEVICE.md")
     args = parser.parse_args()
+    args.cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; choose from {', '.join(CASES)}")
     args.rows = [int(s) for s in args.rows.split(",")]
     cpu_nodes = [int(s) for s in args.cpu_nodes.split(",")]
     args.cpu_nodes = cpu_nodes if len(cpu_nodes) == len(args.rows) else cpu_nodes[:1] * len(args.rows)
