@@ -29,8 +29,8 @@ def one(q: int, algorithm: str, options: dict, time_limit: float | None, max_eva
         bound: bool) -> dict:
     """One search in this process; its figures as a dict (printed as JSON by `--one`)."""
     from experiments.common import load_cargo
-    from kgen.algorithms import make_search
-    from kgen.api import prepare
+    from kgen.run.algorithms import make_search
+    from kgen.run.prepare import prepare
     from lattice.search.base import Limits
     from lattice.search.certify import certified_bound
 

@@ -6,7 +6,7 @@ experiments/common.py): every algorithm from a cold evaluation cache, with its d
 CPU seconds, and the checks of issue 17: samarati's nodes are feasible and of the minimal height (that of
 the lowest k-minimal node of exhaustive, or of OLA where exhaustive did not finish), and are exactly the
 k-minimal nodes of that height; incognito's minimal set equals exhaustive's (else OLA's); the releases of
-samarati, incognito and datafly, written to a CSV file, pass the independent check (kgen.check).
+samarati, incognito and datafly, written to a CSV file, pass the independent check (kgen.check.kanonymity).
 
 Part 2: k-Optimize (ordered cut points, exact) against the full-domain optimum under the same cost (OLA with
 the DM objective over the ARX hierarchies) on Adult QI sets where k-Optimize completes, same k and t: DM,
@@ -24,12 +24,12 @@ from pathlib import Path
 
 from benchmarks import common
 from experiments import common as experiments
-from kgen import api
-from kgen.algorithms import make_search
-from kgen.check import check_k_anonymity
-from kgen.config import Config
-from kgen.csvio import format_csv, write_atomic
-from kgen.table import read_csv
+from kgen.check.kanonymity import check_k_anonymity
+from kgen.io.csvio import format_csv, write_atomic
+from kgen.io.table import read_csv
+from kgen.run import pipeline as api
+from kgen.run.algorithms import make_search
+from kgen.run.config import Config
 from lattice.errors import InputError
 from lattice.node import height
 from lattice.search.base import Limits, SearchResult
@@ -48,7 +48,7 @@ def settings(quick: bool) -> list[tuple[str, object, int]]:
 
 
 def passes_check(prepared: api.Prepared, result: SearchResult, folder: Path) -> bool:
-    """Write the release of the search's best node to a CSV file and check it with kgen.check."""
+    """Write the release of the search's best node to a CSV file and check it with kgen.check.kanonymity."""
     released = api.finish(prepared, result).release
     path = folder / "release.csv"
     write_atomic(path, format_csv(released.columns, zip(*(released.values[c] for c in released.columns))))

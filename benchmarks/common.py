@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import synthetic
-from kgen.api import Prepared, prepare
-from kgen.config import Config
-from kgen.table import read_csv
+from kgen.io.table import read_csv
+from kgen.run.config import Config
+from kgen.run.prepare import Prepared, prepare
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("KGEN_SHARED", REPO.parent / "shared")) / "data"  # as tests/conftest.py

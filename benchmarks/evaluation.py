@@ -28,7 +28,7 @@ import numpy as np
 from benchmarks import common
 from fitness import kernel
 from fitness.evaluator import NodeEvaluator
-from kgen.api import Prepared
+from kgen.run.prepare import Prepared
 from lattice.node import Node
 from lattice.search.base import Limits, Problem
 
@@ -80,7 +80,7 @@ class Recorder:
 
 def search_nodes(prepared: Prepared, evaluations: int, seed: int = 1) -> list[Node]:
     """The distinct nodes the KGen GA (paper parameters) evaluates, in order."""
-    from kgen.algorithms import REGISTRY
+    from kgen.run.algorithms import REGISTRY
     if "kgen" in REGISTRY:
         ga = REGISTRY["kgen"]()
     else:  # registered by the search layer; import it directly until then

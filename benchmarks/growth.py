@@ -5,11 +5,11 @@ Two fresh processes per size, one after the other (never in parallel):
 
 * the phases, through the API in a child process: `pandas.read_csv` of the same file (the yardstick of
   issue 15: read + prepare within 2x of it, side by side in the same process), read
-  (`kgen.table.read_table`) and prepare (`kgen.api.prepare`), in that order, `--rounds` times (each cell is
+  (`kgen.io.table.read_table`) and prepare (`kgen.run.pipeline.prepare`), in that order, `--rounds` times (each cell is
   the median over the rounds, and the ratio the median of the rounds' ratios: the first round of each also
-  pays for its first allocations); then search (`kgen.api.search`), and release + check (`kgen.api.finish`,
-  which builds the release and its report, then `kgen.write_release`: the release streamed to a file,
-  re-read and checked by the independent checker), each in wall and CPU seconds;
+  pays for its first allocations); then search (`kgen.run.pipeline.search`), and release + check
+  (`kgen.run.pipeline.finish`, which builds the release and its report, then `kgen.write_release`:
+  the release streamed to a file, re-read and checked by the independent checker), each in wall and CPU seconds;
 * the whole command line, `python -m kgen anonymize ...` under `/usr/bin/time -v`: its wall and CPU seconds
   and its peak resident set size ("Maximum resident set size"), per row of the table.
 
@@ -43,9 +43,10 @@ import pandas as pd
 path, columns, evaluations = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 k, suppression, seed, rounds = int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 from kgen import write_release
-from kgen.api import finish, prepare, search
-from kgen.config import Config
-from kgen.table import read_table
+from kgen.run.pipeline import finish, search
+from kgen.run.prepare import prepare
+from kgen.run.config import Config
+from kgen.io.table import read_table
 out = {}
 def phase(name, body):
     wall, cpu = time.perf_counter(), time.process_time()

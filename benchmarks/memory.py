@@ -1,6 +1,6 @@
 """Peak memory (RSS) of complete runs, each in its own subprocess (`resource.getrusage` in the child).
 
-A run = read the CSV, `kgen.api.prepare`, the search, and `finish` (the release and its report), as
+A run = read the CSV, `kgen.run.pipeline.prepare`, the search, and `finish` (the release and its report), as
 `kgen anonymize` does. The 1,000,000-row synthetic table with the KGen GA is issue 5's 2 GB target.
 
 `--ingest` measures only reading and preparing (issue 11: a 2,000,000-row CSV must not need more than 6x the
@@ -30,7 +30,7 @@ from benchmarks import common, synthetic
 CHILD = """
 import json, resource, sys, time
 from benchmarks import common
-from kgen.api import finish
+from kgen.run.pipeline import finish
 from benchmarks.search import algorithm
 from lattice.search.base import Limits
 case, algo, evaluations, time_limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -56,9 +56,9 @@ def run(case: str, algo: str, evaluations: int, time_limit: float) -> dict:
 
 INGEST_CHILD = """
 import json, os, resource, sys, time
-from kgen.api import prepare
-from kgen.config import Config
-from kgen.table import read_csv
+from kgen.run.prepare import prepare
+from kgen.run.config import Config
+from kgen.io.table import read_csv
 path, columns = sys.argv[1], sys.argv[2].split(",")
 wall, cpu = time.perf_counter(), time.process_time()
 table = read_csv(path)
@@ -144,8 +144,9 @@ def main() -> None:
         headers = ["code", "what", "rows", "file MB", "wall s", "CPU s", "peak RSS MiB", "peak RSS / file MB",
                    "peak RSS B / row", "read + prepare <= 6x"]
         body = ("Peak resident set size (`ru_maxrss`) of a fresh Python process that reads the synthetic table "
-                f"(benchmarks/synthetic.py, 10 numeric QIs) with `kgen.table.read_csv` and runs `kgen.api.prepare` "
-                "(k = 2, t = 0.5 %: hierarchies, encoding, evaluator, pre-pruning), per MB (MiB) of the CSV file. "
+                f"(benchmarks/synthetic.py, 10 numeric QIs) with `kgen.io.table.read_csv` and runs "
+                "`kgen.run.pipeline.prepare` (k = 2, t = 0.5 %: hierarchies, encoding, evaluator, pre-pruning), "
+                "per MB (MiB) of the CSV file. "
                 "Includes the interpreter and numpy (about 42 MiB). With `--cli`, also the whole `kgen anonymize` path "
                 "(read, prepare, KGen GA for 30 evaluations, release written in chunks, re-read and checked "
                 "independently) in a child process. Runs one after the other, not in parallel; wall times on a "

@@ -29,11 +29,11 @@ from pathlib import Path
 import psutil
 
 from benchmarks import synthetic
-from kgen.algorithms import make_search
-from kgen.api import Prepared, prepare
-from kgen.config import Config
-from kgen.parallel import evaluator_for
-from kgen.table import Table, from_mapping, read_csv
+from kgen.io.table import Table, from_mapping, read_csv
+from kgen.run.algorithms import make_search
+from kgen.run.config import Config
+from kgen.run.prepare import Prepared, prepare
+from kgen.runners.parallel import evaluator_for
 from lattice.search.base import Limits, SearchResult
 
 DATA = Path(os.environ.get("KGEN_DATA", "/work/shared/data"))

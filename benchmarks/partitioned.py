@@ -1,4 +1,4 @@
-"""Partitioned evaluation (kgen.partitioned) against the in-memory evaluator, and a 20M-row run.
+"""Partitioned evaluation (kgen.runners.partitioned) against the in-memory evaluator, and a 20M-row run.
 
     python -m benchmarks.partitioned equal [--rows 1000000]   # (a) same node, metrics and trace as in memory
                                                               # (b) CPU of GA batches of 100 nodes, both ways
@@ -59,7 +59,7 @@ def write_parts(folder: Path, rows: int, parts: int, single: bool) -> None:
 def cluster(memory_limit: str | None = None):
     from distributed import Client
 
-    from kgen.partitioned.run import local_cluster
+    from kgen.run.partitioned import local_cluster
 
     c = local_cluster(2, memory_limit)
     return Client(c, set_as_default=False), c
@@ -81,8 +81,8 @@ def cpu_between(client, before: dict, client_before: dict) -> float:
 
 
 def equal(rows: int, batches_only: bool = False) -> None:
-    from kgen import api
-    from kgen.config import Config
+    from kgen.run import pipeline as api
+    from kgen.run.config import Config
 
     folder = synthetic.cache_dir() / f"partitioned_{rows}"
     if not (folder / "all.parquet").exists():
@@ -102,8 +102,8 @@ def equal(rows: int, batches_only: bool = False) -> None:
 
 def search_both(memory, prepared: tuple[float, float], client, folder: Path, config, rows: int) -> None:
     """(a) the GA end to end, both ways: the same node, metrics and trace."""
-    from kgen import api
-    from kgen.partitioned import anonymize_source
+    from kgen.run import pipeline as api
+    from kgen.runners.partitioned import anonymize_source
 
     t, cpu0 = time.perf_counter(), usage()
     found = api.search(memory)
@@ -129,8 +129,8 @@ def search_both(memory, prepared: tuple[float, float], client, folder: Path, con
 
 def batches(memory, client, folder: Path, config) -> None:
     """(b) GA-like batches of 100 fresh nodes (uniform in the box), cold caches on both sides, then warm."""
-    from kgen.partitioned.run import prepare
-    from kgen.partitioned.source import open_source
+    from kgen.run.partitioned import prepare
+    from kgen.runners.partitioned.source import open_source
 
     parted = prepare(client, open_source(str(folder / "part-*.parquet")), config)
     memory.evaluator.clear_cache()
@@ -158,8 +158,8 @@ def batches(memory, client, folder: Path, config) -> None:
 
 
 def big(rows: int, evaluations: int) -> None:
-    from kgen.config import Config
-    from kgen.partitioned import anonymize_source
+    from kgen.run.config import Config
+    from kgen.runners.partitioned import anonymize_source
 
     folder = synthetic.cache_dir() / f"partitioned_big_{rows}"
     if not (folder / f"part-{PARTS - 1:03d}.parquet").exists():  # in a child: its memory is not ours

@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 
 from benchmarks import common
-from kgen.api import Prepared
+from kgen.run.prepare import Prepared
 from lattice.search.base import Limits, Search
 
 
 def algorithm(name: str, **options: object) -> Search:
     """A search by registry name; the search layer's classes directly while they are not registered yet."""
-    from kgen.algorithms import REGISTRY, make_search
+    from kgen.run.algorithms import REGISTRY, make_search
     if name in REGISTRY:
         return make_search(name, options)
     if name == "ola":
@@ -77,8 +77,9 @@ def main() -> None:
     headers = ["dataset", "rows", "QIs", "box nodes", "algorithm", "prepare s", "search s", "evaluations",
                "eval/s", "stopped", "best LOG", "best node"]
     notes = ("Wall-clock seconds on this machine (shared with other jobs: compare rows of one run). Each search "
-             "starts from a cold evaluation cache; `prepare s` is `kgen.api.prepare` (read table given, hierarchies, "
-             "encoding, pre-pruning). k = 2, t = 0.005 everywhere. `stopped` = complete (exact), budget or time.")
+             "starts from a cold evaluation cache; `prepare s` is `kgen.run.pipeline.prepare` (read table given, "
+             "hierarchies, encoding, pre-pruning). k = 2, t = 0.005 everywhere. `stopped` = complete (exact), "
+             "budget or time.")
     common.write("search", "End-to-end search times (issue 5)", headers, rows, notes)
 
 

@@ -3,7 +3,7 @@
 Each run draws its own settings from `random.Random(run)`: a row subset (500 to all 3,942 rows), the first
 q QIs after `nr` (q = 3..6 for exhaustive, up to 25 for the other registered algorithms, which get an
 evaluation budget), k in {2, 3, 5, 10}, t in {0, 0.005, 0.02}, the fast or bitset kernel, and an algorithm from
-the registry. Every run goes through the real command (`kgen.cli.main`): the subset is written as a CSV,
+the registry. Every run goes through the real command (`kgen.cli.main.main`): the subset is written as a CSV,
 anonymized to an output file and report, and the release is verified with `kgen check`.
 
 Resident memory is recorded after every run, after a garbage collection: VmRSS as is, and again after
@@ -37,12 +37,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgen.algorithms import REGISTRY
-from kgen.cli import main
+from kgen.cli.main import main
+from kgen.run.algorithms import REGISTRY
 
 DATA = Path(os.environ.get("KGEN_DATA", "/work/shared/data")) / "cargo2000" / "c2k_data_comma.csv"
 RESULTS = Path(__file__).resolve().parent.parent / "results" / "benchmarks"
-EXACT = ("exhaustive", "bestfirst", "ola")  # exact searches get small lattices; the others a budget
 LIMIT = 1.10
 
 
@@ -85,7 +84,7 @@ def settings(run: int, rows: int, warmup: int) -> dict:
     runs (a leak), not a bigger table."""
     rng = random.Random(run)
     algorithm = sorted(REGISTRY)[run % len(REGISTRY)]
-    exact = algorithm in EXACT
+    exact = REGISTRY[algorithm].exact  # exact searches get small lattices; the others a budget
     if run <= warmup:
         return {"algorithm": algorithm, "rows": rows, "q": 6 if exact else 25, "k": 2, "t": 0.005,
                 "kernel": ("fast", "bitset")[run % 2], "budget": None if exact else 1000, "seed": run}
@@ -197,7 +196,7 @@ def write_report(records: list[Record], summary: str, args: argparse.Namespace) 
         "# Soak: 100 anonymizations of Cargo 2000 subsets in one process",
         "",
         "`python benchmarks/soak.py` (issue 8). Each run writes a subset of Cargo 2000 as CSV, anonymizes it "
-        "through `kgen.cli.main` (output + report written atomically) and verifies the release with "
+        "through `kgen.cli.main.main` (output + report written atomically) and verifies the release with "
         "`kgen check`; settings vary per run (rows, q, k, t, kernel, algorithm; budgets for heuristics). The "
         f"first {args.warmup} runs use the largest settings, so the baseline after them holds the largest "
         "working set. After each run: `gc.collect()` and VmRSS (\"RSS\"); after the baseline run and the last "

@@ -1,7 +1,7 @@
 """Shared machinery of the paper experiments: datasets, run plans, one CSV row per run, optimum and accuracy.
 
-Only the public API is used: `kgen.api.prepare` builds the problem of the first q attributes,
-`kgen.algorithms.make_search` the algorithm and `lattice.search` its limits and result; accuracy comes
+Only the public API is used: `kgen.run.pipeline.prepare` builds the problem of the first q attributes,
+`kgen.run.algorithms.make_search` the algorithm and `lattice.search` its limits and result; accuracy comes
 from `lattice.accuracy` (SPEC section 6).
 """
 
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgen import Config, read_csv
-from kgen.algorithms import make_search
-from kgen.api import Prepared, prepare
-from kgen.csvio import write_atomic
 from kgen.datasets import IDENTIFIER as FRAUD_IDENTIFIER
 from kgen.datasets import generate as generate_fraud
-from kgen.table import Table
+from kgen.io.csvio import write_atomic
+from kgen.io.table import Table
+from kgen.run.algorithms import make_search
+from kgen.run.prepare import Prepared, prepare
 from lattice.accuracy import overall_accuracy
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult

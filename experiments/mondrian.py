@@ -11,7 +11,7 @@ and a comparison with KGen's global recoding.
 2. Time against workers: centralized beside distributed on a Dask LocalCluster of 1..W workers on this
    machine (wall and CPU seconds, side by side), and the per-fragment times of serial runs, which predict the
    wall time of larger clusters (each worker's fragments, longest-first onto the least loaded worker).
-3. KGen's global recoding (kgen.api.anonymize, exact OLA, no suppression, same k and l) against Mondrian on
+3. KGen's global recoding (kgen.run.pipeline.anonymize, exact OLA, no suppression, same k and l) against Mondrian on
    Adult with QI {native-country, occupation, age} and sensitive salary-class (the stand-in for the paper's
    ACS PUMS {ST, OCCP, AGEP} / WAGP), with the same hierarchies and the same DP and NCP computed on both
    releases by one function.
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kgen.check_mondrian import check_release
+from kgen.check.mondrian import check_release
 from kgen.datasets import poker
 from kgen.mondrian import anonymize_file, build_spec, load_tree, numeric_columns
 from kgen.mondrian.core import summary
@@ -272,8 +272,8 @@ def loss(release: pd.DataFrame, qis: Sequence[str], trees: dict, numeric: dict) 
 
 
 def kgen_comparison(ks: Sequence[int]) -> list[dict]:
-    from kgen.api import anonymize
-    from kgen.config import Config
+    from kgen.run.config import Config
+    from kgen.run.pipeline import anonymize
 
     qis = ["native-country", "occupation", "age"]
     source = DATA / "adult.csv"

@@ -42,9 +42,9 @@ from experiments.common import (
     run_plan,
     run_search,
 )
-from kgen.algorithms import REGISTRY
-from kgen.api import prepare
-from kgen.csvio import write_atomic
+from kgen.io.csvio import write_atomic
+from kgen.run.algorithms import REGISTRY
+from kgen.run.prepare import prepare
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,10 @@ FULL = Mode(
     convergence_evaluations=5000,
 )
 BASE_METHODS = ("exhaustive", "ola", "bestfirst", "certify", "kgen", "kgen+", "random")
-# Searches other helpers may register; each joins the figures by name once it is in kgen.algorithms.REGISTRY.
-# `exact`: its completed answer is the optimum of LOG; `all_minimal`: it also returns every k-minimal node.
-# A registered class may say the same itself with class attributes `exact` / `all_minimal` (they win).
-OPTIONAL_METHODS: dict[str, dict[str, bool]] = {
-    "flash": {"exact": True, "all_minimal": False},
-    "incognito": {"exact": True, "all_minimal": True},
-    "samarati": {"exact": False, "all_minimal": False},  # least height, not least LOG
-    "datafly": {"exact": False, "all_minimal": False},  # heuristic
-}
-METHODS = BASE_METHODS + tuple(OPTIONAL_METHODS)
+# The classic searches join the figures by name; what each guarantees (`exact`, `all_minimal`) is the search
+# class's own declaration (lattice.search.base.Search), read from kgen.run.algorithms.REGISTRY.
+OPTIONAL_METHODS = ("incognito", "samarati", "datafly")
+METHODS = BASE_METHODS + OPTIONAL_METHODS
 CONVERGENCE = ("cargo2000", 25, 0)  # dataset, q, seed of the convergence runs
 
 
@@ -112,17 +106,16 @@ def methods_for(mode: Mode, dataset: str, wanted: Sequence[str], log=print) -> t
         "kgen+": Method("kgen+", "kgen", {"preset": "kgen+"}, seeds, mode.evaluations, bound_seeds=1),
         "random": Method("random", "random", {}, seeds, mode.evaluations),
     }
-    for name, spec in OPTIONAL_METHODS.items():
+    for name in OPTIONAL_METHODS:
         if name in REGISTRY:
-            exact = bool(getattr(REGISTRY[name], "exact", spec["exact"]))
-            every = bool(getattr(REGISTRY[name], "all_minimal", spec["all_minimal"]))
-            catalogue[name] = (Method(name, name, exact=True, qs=mode.exact_qs[dataset], all_minimal=every)
-                               if exact else Method(name, name, {}, (0,), None, bound_seeds=1))
+            search = REGISTRY[name]
+            catalogue[name] = (Method(name, name, exact=True, qs=mode.exact_qs[dataset], all_minimal=search.all_minimal)
+                               if search.exact else Method(name, name, {}, (0,), None, bound_seeds=1))
     chosen = []
     for label in wanted:
         method = catalogue.get(label)
         if method is None or method.algorithm not in REGISTRY:
-            log(f"warning: algorithm {catalogue_algorithm(label)!r} is not in kgen.algorithms.REGISTRY; "
+            log(f"warning: algorithm {catalogue_algorithm(label)!r} is not in kgen.run.algorithms.REGISTRY; "
                 f"{label} is left out")
             continue
         chosen.append(method)

@@ -17,10 +17,10 @@ import statistics
 import time
 from pathlib import Path
 
-from kgen.algorithms import make_search
-from kgen.api import Prepared, prepare
-from kgen.config import Config
-from kgen.table import Table, read_csv
+from kgen.io.table import Table, read_csv
+from kgen.run.algorithms import make_search
+from kgen.run.config import Config
+from kgen.run.prepare import Prepared, prepare
 from lattice.accuracy import log_gap, overall_accuracy
 from lattice.search.base import Limits, SearchResult
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from experiments.common import RESULTS, read_rows
 from experiments.plots import DATASETS, number, order
-from kgen.csvio import write_atomic
+from kgen.io.csvio import write_atomic
 
 Rows = list[dict[str, str]]
 

@@ -31,6 +31,7 @@ from fitness.supportmap import SupportMap
 from lattice.node import Node, precision_loss
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+KERNELS = ("fast", "bitset")  # the class-counting kernels: `fast` (numpy keys) or `bitset` (the paper's support maps)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class NodeEvaluator:
 
     def __init__(self, table: EncodedTable, models: Sequence[PrivacyModel], suppression_limit: float = 0.0,
                  objective: Objective | None = None, kernel: str = "fast", runner: Runner | None = None) -> None:
-        if kernel not in ("fast", "bitset"):
+        if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}")
         self.table = table
         self.models = tuple(models)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 
+from lattice import builders
+
 
 def is_number(label: str) -> bool:
-    """Whether a label reads as a finite number (`float(label)`): "12", "-0.5", "1e3"; not "nan", "inf", "?".
+    """Whether a label reads as a plain decimal number: "12", "-0.5", "1e3"; not "nan", "inf", "?", "1_000" or
+    non-ASCII digits (`lattice.builders.is_number`: the numeric builders, the metrics and t-closeness agree).
 
     Parameters
     ----------
@@ -22,7 +25,4 @@ def is_number(label: str) -> bool:
     bool
         True when `float(label)` succeeds and is finite.
     """
-    try:
-        return math.isfinite(float(label))
-    except ValueError:
-        return False
+    return builders.is_number(label) and math.isfinite(float(label))  # 1e400 is a plain number, not a finite one

@@ -154,6 +154,9 @@ class KAnonymity:
     monotone_with_suppression: ClassVar[bool] = True
     measure_rule: ClassVar[MeasureRule | None] = None
 
+    def __post_init__(self) -> None:
+        require_whole("k", self.k, 1)
+
     @property
     def min_class_size(self) -> int:
         return self.k
@@ -293,6 +296,24 @@ def ordered_distance(vc: ValueCounts, q: np.ndarray, rank: np.ndarray) -> np.nda
     return np.clip(out, 0.0, 1.0)
 
 
+
+def is_real(value: object) -> bool:
+    """A parameter value that is a real number and not a bool (True is an int to Python, not a count to a
+    user): what models, Config and report readers accept as a number."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_whole(value: object) -> bool:
+    """A whole number (an int, not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def require_whole(name: str, value: object, low: int, what: str = "") -> None:
+    """Each model validates its own parameters: `KAnonymity(0)` is an InputError, not a model."""
+    if not is_whole(value) or value < low:  # type: ignore[operator]
+        raise InputError(f"{name} must be a whole number{what} >= {low}, got {value!r}")
+
+
 # --- the models on a sensitive attribute ------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -314,6 +335,9 @@ class DistinctLDiversity:
     monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = True
     measure_rule: ClassVar[MeasureRule | None] = None
+
+    def __post_init__(self) -> None:
+        require_whole("l", self.l, 1, " for distinct l-diversity")
 
     @property
     def min_class_size(self) -> int:
@@ -364,6 +388,10 @@ class EntropyLDiversity:
     monotone_with_suppression: ClassVar[bool] = False
     count_rule: ClassVar[CountRule | None] = None
 
+    def __post_init__(self) -> None:
+        if not is_real(self.l) or not math.isfinite(self.l) or self.l < 1:
+            raise InputError(f"l must be a number >= 1, got {self.l}")
+
     @property
     def min_class_size(self) -> int:
         return _least_rows_for_entropy(self.l)
@@ -408,6 +436,11 @@ class RecursiveCLDiversity:
     monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = False
     count_rule: ClassVar[CountRule | None] = None
+
+    def __post_init__(self) -> None:
+        require_whole("l", self.l, 1, " for recursive l-diversity")
+        if not is_real(self.c) or not math.isfinite(self.c) or not self.c > 0:
+            raise InputError(f"recursive (c, l)-diversity needs c > 0 (--c), got {self.c}")
 
     @property
     def min_class_size(self) -> int:
@@ -455,6 +488,8 @@ class TCloseness:
     count_rule: ClassVar[CountRule | None] = None
 
     def __post_init__(self) -> None:
+        if not is_real(self.t) or not 0.0 <= self.t <= 1.0:
+            raise InputError(f"t of t-closeness must be in [0, 1], got {self.t}")
         if self.distance not in DISTANCES:
             raise InputError(f"unknown t-closeness distance {self.distance!r}; choose equal or ordered")
 
@@ -488,24 +523,19 @@ def l_diversity(column: str, l: float, variant: str = "distinct", c: float | Non
     """The l-diversity model of a variant; InputError for parameters that cannot work."""
     if variant not in L_VARIANTS:
         raise InputError(f"unknown l-diversity variant {variant!r}; choose distinct, entropy or recursive")
-    if not isinstance(l, (int, float)) or l < 1:
+    if not is_real(l) or l < 1:
         raise InputError(f"l must be a number >= 1, got {l}")
     if variant == "entropy":
         return EntropyLDiversity(column, float(l) if not float(l).is_integer() else int(l))
-    if not float(l).is_integer():
-        raise InputError(f"l must be a whole number for {variant} l-diversity, got {l}")
+    whole = int(l) if float(l).is_integer() else l  # a fractional l is refused by the model, with its name
     if variant == "distinct":
-        return DistinctLDiversity(column, int(l))
-    if c is None or not c > 0:
-        raise InputError(f"recursive (c, l)-diversity needs c > 0 (--c), got {c}")
-    return RecursiveCLDiversity(column, float(c), int(l))
+        return DistinctLDiversity(column, whole)  # type: ignore[arg-type]
+    return RecursiveCLDiversity(column, float(c) if is_real(c) else c, whole)  # type: ignore[arg-type]
 
 
 def t_closeness(column: str, t: float, distance: str = "equal") -> TCloseness:
     """The t-closeness model; InputError for t outside [0, 1] or an unknown distance."""
-    if not 0.0 <= t <= 1.0:
-        raise InputError(f"t of t-closeness must be in [0, 1], got {t}")
-    return TCloseness(column, float(t), distance)
+    return TCloseness(column, float(t) if is_real(t) else t, distance)
 
 
 def model_from_description(d: Mapping[str, object]) -> PrivacyModel:

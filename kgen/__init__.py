@@ -1,16 +1,16 @@
 """kgen: k-anonymity by full-domain generalization and suppression, searched with the KGen genetic algorithm
 and exact baselines. The public API is `anonymize` (the same run as `kgen anonymize`), `prepare`, `Config` and
 `check_k_anonymity`; `write_release` writes a result's release and report as the command line does (checked
-on the written file), `to_pandas` gives a table as a DataFrame, and `kgen.apply.apply` applies a saved
+on the written file), `to_pandas` gives a table as a DataFrame, and `kgen.run.apply.apply` applies a saved
 report's node to new data. Ctrl-C during a search raises `Interrupted` (a KeyboardInterrupt) with the best
 node found so far."""
 
-from kgen.api import Interrupted, Prepared, Result, anonymize, prepare
-from kgen.check import check_k_anonymity
-from kgen.config import Config
-from kgen.parallel import ClusterError
-from kgen.release_io import to_pandas, write_release
-from kgen.table import Table, from_dataframe, from_mapping, read_csv
+from kgen.check.kanonymity import check_k_anonymity
+from kgen.io.table import Table, from_dataframe, from_mapping, read_csv, to_pandas
+from kgen.report.publish import write_release
+from kgen.run.config import Config
+from kgen.run.pipeline import Interrupted, Prepared, Result, anonymize, prepare
+from kgen.runners.parallel import ClusterError
 from lattice.errors import InputError, NoSolutionError
 
 __all__ = [

@@ -1,5 +1,5 @@
 import sys
 
-from kgen.cli import main
+from kgen.cli.main import main
 
 sys.exit(main())

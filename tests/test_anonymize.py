@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from kgen import Config, InputError, anonymize, check_k_anonymity, from_mapping, prepare, read_csv
-from kgen.cli import main
-from kgen.table import Table
+from kgen.cli.main import main
+from kgen.io.table import Table
 from lattice.node import precision_loss
 
 REPORT_FIELDS = {"algorithm", "k", "suppression_limit", "node", "heights", "log", "los", "suppressed", "classes",

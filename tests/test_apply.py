@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kgen.apply import apply, load_report
-from kgen.check import SensitiveRule, check_k_anonymity
-from kgen.cli import main
-from kgen.table import read_csv
+from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
+from kgen.cli.main import main
+from kgen.io.table import read_csv
+from kgen.run.apply import apply, load_report
 from lattice.errors import InputError
 
 QIS = "sex,age,race,marital-status"

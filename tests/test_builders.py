@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgen import Config, InputError, prepare
-from kgen.hierarchies import build, default_spec, find_in_dir, load_arx
-from kgen.table import read_csv
+from kgen.io.hierarchies import build, default_spec, find_in_dir, load_arx
+from kgen.io.table import read_csv
 from lattice import builders
 from lattice.hierarchy import TOP, Hierarchy
 

@@ -11,8 +11,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kgen import Config, from_mapping, prepare
-from kgen.api import finish, lower_bound_record, search
-from kgen.cli import main
+from kgen.cli.main import main
+from kgen.report.build import lower_bound_record
+from kgen.run.pipeline import finish, search
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.hitting import CutModel, integer_step_costs, maximal_nodes

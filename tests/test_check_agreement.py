@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen import Config, anonymize, check_k_anonymity, cli, from_mapping, read_csv
-from kgen.check import SensitiveRule
+from kgen import Config, anonymize, check_k_anonymity, from_mapping, read_csv
+from kgen.check.kanonymity import SensitiveRule
+from kgen.cli import main as cli
 
 # 20 rows in two classes of 10 and 5 rows with values of their own: at k = 3 and t = 0.2 (5 rows) the bottom
 # node is feasible and releases 5 rows with `*` in every QI, more than k.

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen import api, cli
-from kgen.algorithms import REGISTRY, make_search
-from kgen.check import check_k_anonymity
-from kgen.config import Config
-from kgen.table import read_csv
+from kgen.check.kanonymity import check_k_anonymity
+from kgen.cli import main as cli
+from kgen.io.table import read_csv
+from kgen.run import pipeline as api
+from kgen.run.algorithms import REGISTRY, make_search
+from kgen.run.config import Config
 from lattice.box import Box
 from lattice.hierarchy import Hierarchy
 from lattice.node import height, leq

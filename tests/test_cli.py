@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kgen.cli import main
-from kgen.progress import ProgressBar
-from kgen.table import read_csv
+from kgen.cli.main import main
+from kgen.cli.progress import ProgressBar
+from kgen.io.table import read_csv
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = "name,age,sex,disease\nAnn,30,M,flu\nBob,31,M,cold\nCid,40,F,flu\nDan,41,F,none\nEve,47,F,cold\n"

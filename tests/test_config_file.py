@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kgen.cli import main
+from kgen.cli.main import main
 
 DATA = "name,age,sex,zip\nAnn,30,M,13053\nBob,31,M,13068\nCid,40,F,14853\nDan,41,F,14850\nEve,47,F,14853\n" \
        "Fay,33,M,13053\n"

@@ -27,17 +27,18 @@ import cloudpickle
 import pytest
 
 from fitness.objective import Precision
-from kgen import api
-from kgen.config import Config
-from kgen.parallel import ClusterError, ParallelRunner, evaluator_for
-from kgen.table import from_mapping
+from kgen.io.table import from_mapping
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from kgen.runners.parallel import ParallelRunner, evaluator_for
+from kgen.status import ClusterError
 from lattice.errors import InputError
 
 distributed = pytest.importorskip("distributed")
 
 REPO = Path(__file__).resolve().parents[1]
 DASK = Path(sys.executable).with_name("dask")  # the `dask` command of this Python's environment
-TASK_PREFIX = "compute_installed"  # kgen.parallel's Dask task: the scheduler names its tasks after it
+TASK_PREFIX = "compute_installed"  # kgen.runners.parallel's Dask task: the scheduler names its tasks after it
 SETTLE = 60.0  # seconds any process here may take to start or to end (the test machine may be busy)
 
 

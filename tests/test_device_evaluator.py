@@ -415,9 +415,9 @@ def test_cli_device_gpu_without_a_gpu_is_one_line_and_exit_2(tmp_path: Path) -> 
 # --- the real datasets and the public API -------------------------------------------------------------------
 
 def test_cargo_with_all_97_qis_at_low_nodes_equals_the_cpu_evaluator(cargo_csv: Path) -> None:
-    from kgen.api import prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.prepare import prepare
 
     table = read_csv(cargo_csv)
     config = Config(qi=table.columns[1:98], identifiers=("nr",), k=2, suppression=0.005, prune=False)
@@ -434,9 +434,9 @@ def test_cargo_with_all_97_qis_at_low_nodes_equals_the_cpu_evaluator(cargo_csv: 
 @pytest.mark.parametrize("algorithm,options", [("kgen", {"population": 20}), ("bestfirst", {}), ("ola", {})])
 def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, algorithm: str,
                                                               options: dict) -> None:
-    from kgen.api import anonymize
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.pipeline import anonymize
 
     table = read_csv(adult_csv)
     common = {"qi": ("sex", "age", "race", "marital-status", "education"), "k": 5, "suppression": 0.01,
@@ -455,9 +455,10 @@ def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, 
 
 
 def test_distinct_l_diversity_through_the_api_runs_on_the_device(adult_csv: Path) -> None:
-    from kgen.api import anonymize, prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.pipeline import anonymize
+    from kgen.run.prepare import prepare
 
     table = read_csv(adult_csv)
     common = {"qi": ("sex", "age", "race", "marital-status"), "k": 3, "suppression": 0.02, "sensitive": ("occupation",),

@@ -10,7 +10,7 @@ import pytest
 
 from experiments import common, paper, plots
 from experiments.common import FIELDS, Method, Plan, load_fraud, read_rows, run_plan
-from kgen.algorithms import REGISTRY
+from kgen.run.algorithms import REGISTRY
 from lattice.errors import InputError
 
 EXHAUSTIVE = Method("exhaustive", "exhaustive", exact=True, all_minimal=True)

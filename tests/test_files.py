@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from kgen.cli import main
-from kgen.files import OutputBusyError, output_lock, write_atomic_many
+from kgen.cli.main import main
+from kgen.io.files import OutputBusyError, output_lock, write_atomic_many
 
 PEOPLE = "age,zip,sex\n" + "".join(f"{20 + i % 7},{13000 + i % 3},{'MF'[i % 2]}\n" for i in range(30))
 REPO = Path(__file__).resolve().parents[1]
@@ -231,7 +231,7 @@ def test_a_replaced_output_keeps_its_mode(people, tmp_path, capsys):
 HOLD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from kgen.files import output_lock
+    from kgen.io.files import output_lock
     with output_lock([sys.argv[1]], timeout=5):
         Path(sys.argv[2]).write_text("held")
         time.sleep(float(sys.argv[3]))
@@ -298,8 +298,8 @@ def test_lock_is_reentrant_within_one_process_and_released_at_the_end(tmp_path):
 SLOW_FIRST = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from kgen import files
-    from kgen.cli import main
+    from kgen.io import files
+    from kgen.cli.main import main
     marker, report = Path(sys.argv[1]), Path(sys.argv[2])
     real, done = os.replace, []
 
@@ -362,7 +362,7 @@ def test_two_runs_on_the_same_output_never_leave_a_mismatched_pair(people, tmp_p
 
 
 def test_a_regular_file_without_line_ends_is_refused_before_it_fills_the_memory(tmp_path, capsys):
-    from kgen import csvio
+    from kgen.io import csvio
 
     zeros = tmp_path / "zeros.csv"
     with open(zeros, "wb") as handle:

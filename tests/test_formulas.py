@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgen import cli, verify
-from kgen.check import CheckResult
-from kgen.cli import main
-from kgen.formulas import escape, formula_columns, is_formula, unescape
-from kgen.table import read_csv
+from kgen.check.kanonymity import CheckResult
+from kgen.cli.main import main
+from kgen.io.formulas import escape, formula_columns, is_formula, unescape
+from kgen.io.table import read_csv
+from kgen.report import publish as publishing
+from kgen.status import ReleaseCheckError
 
 DATA = ("name,sex,age,note\n"
         "Ann,M,30,=HYPERLINK(\"http://x\")\nBob,M,31,+flu\nCid,F,40,@SUM(A1)\nDan,F,41,-cold\n"
@@ -108,12 +109,12 @@ def test_verified_is_written_after_the_check_with_its_figures(capsys, table: Pat
                                                               monkeypatch) -> None:
     calls = []
 
-    def check(path: Path, config: object, escaped: bool = False, separator: str | None = None) -> CheckResult:
+    def check(path: Path, *_: object, **__: object) -> CheckResult:
         calls.append(Path(path).read_text())  # the temporary release exists when the check runs
         return CheckResult(rows=6, k=2, classes=12345, smallest_class=2, suppressed_rows=0, violating_rows=[],
                            allowed=0)
 
-    monkeypatch.setattr(cli, "verify_release_file", check)
+    monkeypatch.setattr(publishing, "verify_file", check)
     output = tmp_path / "out.csv"
     assert main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(output), "--quiet"]) == 0
@@ -124,9 +125,9 @@ def test_verified_is_written_after_the_check_with_its_figures(capsys, table: Pat
 
 def test_a_failing_check_publishes_nothing(capsys, table: Path, tmp_path: Path, monkeypatch) -> None:
     def check(*_: object, **__: object) -> CheckResult:
-        raise verify.ReleaseCheckError("the release failed its independent check")
+        raise ReleaseCheckError("the release failed its independent check")
 
-    monkeypatch.setattr(cli, "verify_release_file", check)
+    monkeypatch.setattr(publishing, "verify_file", check)
     code = main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
                  "--output", str(tmp_path / "out.csv"), "--quiet"])
     assert code == 4

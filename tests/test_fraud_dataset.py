@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from kgen import Config, prepare, read_csv
-from kgen.csvio import format_csv
 from kgen.datasets import ATTRIBUTES, IDENTIFIER, ROWS, generate
 from kgen.datasets.fraud import CITIES, COUNTRIES
+from kgen.io.csvio import format_csv
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "fraud-dataset.md"
 SEED0_SHA256 = "c436f5c25561de1754ec0200c2ce5a3b921aec0069d9fc55ada11aefb6d87a4b"

@@ -2,7 +2,7 @@
 
 Each error case checks the exit code, that stderr is ONE line `kgen: error: ...` naming the file, row, column
 or value, and that no traceback is printed. Each valid-but-messy case checks the released table itself and
-that it passes `kgen check`. The CLI runs in-process through `kgen.cli.main`, and a few cases through
+that it passes `kgen check`. The CLI runs in-process through `kgen.cli.main.main`, and a few cases through
 `python -m kgen` in a subprocess.
 """
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from kgen import cli
-from kgen.cli import main
-from kgen.csvio import write_atomic, write_atomic_many
+from kgen.cli import anonymize as anonymize_command
+from kgen.cli.main import main
+from kgen.io.csvio import write_atomic, write_atomic_many
 from lattice.builders import decimal_hierarchy, interval_hierarchy
 from lattice.errors import InputError
 
@@ -533,7 +533,7 @@ class InterruptingBar:
 
 def test_ctrl_c_during_a_search_reports_the_best_so_far_and_writes_nothing(tmp_path, capsys, monkeypatch):
     source, qis = long_table(tmp_path)  # 4^5 = 1024 nodes: exhaustive evaluates 256 per progress call
-    monkeypatch.setattr(cli, "ProgressBar", InterruptingBar)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", InterruptingBar)
     code, out, err = anonymize(capsys, source, "--algorithm", "exhaustive", "--no-prune", "--suppression", "0.05",
                                qi=qis, k=2)
     assert code == EXIT_INTERRUPTED
@@ -547,7 +547,7 @@ def test_ctrl_c_during_a_search_reports_the_best_so_far_and_writes_nothing(tmp_p
 def test_ctrl_c_before_any_feasible_node_says_so(tmp_path, capsys, monkeypatch):
     source, qis = long_table(tmp_path)
     monkeypatch.setattr(InterruptingBar, "after", 1)
-    monkeypatch.setattr(cli, "ProgressBar", InterruptingBar)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", InterruptingBar)
     # k = all rows: only nodes with every QI at its top are feasible, and the first 256 nodes are low
     code, _, err = anonymize(capsys, source, "--algorithm", "exhaustive", "--no-prune", qi=qis, k=400)
     assert code == EXIT_INTERRUPTED
@@ -615,7 +615,7 @@ def test_ctrl_c_outside_the_search_writes_nothing(tmp_path, capsys, monkeypatch)
     def interrupted_prepare(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.api, "prepare", interrupted_prepare)
+    monkeypatch.setattr(anonymize_command.api, "prepare", interrupted_prepare)
     code, out, err = anonymize(capsys, source)
     assert code == EXIT_INTERRUPTED and out == ""
     assert err == "kgen: interrupted; no output was written\n"
@@ -661,7 +661,7 @@ def test_every_exit_code_is_distinct_and_documented():
 
 def test_semicolon_hierarchy_with_comma_labels_is_read_with_semicolons(tmp_path):
     """ARX files of decimal intervals hold `[0, 9]`: the `,` inside labels must not win over `;`."""
-    from kgen.csvio import read_rows
+    from kgen.io.csvio import read_rows
 
     path = tmp_path / "h.csv"
     path.write_text("5;[0, 9]\n15;[10, 19]\n", encoding="utf-8")
@@ -710,7 +710,7 @@ def test_tab_pipe_and_semicolon_files_are_detected_and_written_back_alike(tmp_pa
 
 
 def test_an_explicit_separator_is_used_and_an_unsupported_one_refused(tmp_path):
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
 
     # detection would pick `,` (two fields on every line); the user says the file is `|`-separated
     path = write(tmp_path, "p.csv", "name|note\nann|a,b\nbob|c,d\n")

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from kgen import Config, anonymize, from_mapping
-from kgen import summary as summarizing
-from kgen.html_report import render
+from kgen.report import summary as summarizing
+from kgen.report.html import render
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -158,7 +158,7 @@ def run_kgen(*args: str) -> subprocess.CompletedProcess:
 
 def kgen_main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
     """`kgen ARGS` in this process (no interpreter start): exit status, stdout, stderr."""
-    from kgen.cli import main
+    from kgen.cli.main import main
 
     status = main(list(args))
     captured = capsys.readouterr()

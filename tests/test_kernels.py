@@ -8,7 +8,7 @@ import pickle
 from collections import Counter
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fitness import kernel, rollup
@@ -213,6 +213,9 @@ def test_bestfirst_agrees_with_exhaustive_under_log(table: EncodedTable, k: int,
        st.sampled_from(["flags-off", "not-log-monotone", "not-log-not-monotone", "log-not-monotone"]))
 def test_bestfirst_stays_exact_when_it_may_not_prune(table: EncodedTable, k: int, t: float, case: str) -> None:
     """With the problem's flags off, the search must not rely on them (it is told, it does not check)."""
+    # "not-log-monotone" tells the search that DM is monotone, which holds only without suppression (with
+    # t > 0 a suppressed row costs n, and hypothesis found a table where that misleads the pruning)
+    assume(case != "not-log-monotone" or t == 0.0)
     objective = Discernibility() if case.startswith("not-log") else Precision()
     evaluator = NodeEvaluator(table, [KAnonymity(k)], t, objective)
     box = Box.full(table.heights)
@@ -225,9 +228,9 @@ def test_bestfirst_stays_exact_when_it_may_not_prune(table: EncodedTable, k: int
 
 
 def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared_data) -> None:  # noqa: ANN001
-    from kgen.api import prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.prepare import prepare
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
     prepared = prepare(table, Config(qi=table.columns[1:7], identifiers=("nr",), k=2, suppression=0.005))
@@ -241,9 +244,9 @@ def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared
 
 
 def test_bestfirst_evaluates_fewer_nodes_than_ola_on_cargo_10_qis(shared_data) -> None:  # noqa: ANN001
-    from kgen.api import prepare
-    from kgen.config import Config
-    from kgen.table import read_csv
+    from kgen.io.table import read_csv
+    from kgen.run.config import Config
+    from kgen.run.prepare import prepare
     from lattice.search.ola import OLA
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen import api, cli
-from kgen.check import check_k_anonymity
-from kgen.config import Config
-from kgen.koptimize import cut_point_table
-from kgen.table import as_table, read_csv
+from kgen.check.kanonymity import check_k_anonymity
+from kgen.cli import main as cli
+from kgen.io.table import as_table, read_csv
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from kgen.run.koptimize import cut_point_table
 from lattice.errors import InputError
 from lattice.search.base import Limits
 from lattice.search.koptimize import CutProblem, KOptimize
@@ -138,9 +139,9 @@ def test_cli_k_optimize_release_passes_kgen_check_and_reports_the_cost(tmp_path:
 
 
 def test_k_optimize_is_not_a_search_of_a_hierarchy_lattice() -> None:
-    from kgen.algorithms import REGISTRY, make_search
+    from kgen.run.algorithms import REGISTRY, make_search
 
     prepared = api.prepare({"a": list("xxyy")}, Config(qi=["a"], k=2, hierarchies={"a": "flat"}))
     assert "k-optimize" not in REGISTRY
-    with pytest.raises(InputError, match="kgen.api"):
+    with pytest.raises(InputError, match="kgen.anonymize"):
         make_search("k-optimize").run(prepared.problem(), Limits())

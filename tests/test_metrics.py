@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 
 from fitness.objective import OBJECTIVES, make_objective
 from kgen import Config, from_mapping, prepare
-from kgen.algorithms import REGISTRY, make_search
-from kgen.api import anonymize
-from kgen.cli import main
+from kgen.cli.main import main
+from kgen.run.algorithms import REGISTRY, make_search
+from kgen.run.pipeline import anonymize
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits
 from lattice.search.exhaustive import Exhaustive
-from lattice.search.ola import OLA
 
 AGE = Hierarchy.from_rows("age", [["10", "lo", "*"], ["20", "lo", "*"], ["30", "hi", "*"], ["70", "hi", "*"]])
 CAT = Hierarchy.from_rows("c", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
@@ -161,10 +160,13 @@ def test_exact_searches_agree_with_exhaustive_for_every_metric(rows: list, k: in
     config = Config(qi=["x", "y"], k=k, suppression=suppression, hierarchies=hierarchies, metric=metric,
                     sensitive=["s"], prune=False)
     prepared = prepare(from_mapping(data), config, require_feasible=False)
-    exact = [OLA()] + [make_search(name) for name in ("bestfirst", "flash") if name in REGISTRY]
+    exact = [make_search(name) for name, search in REGISTRY.items() if search.exact and name != "exhaustive"]
     reference = Exhaustive().run(prepared.problem(), Limits()).best
     for search in exact:
-        best = search.run(prepared.problem(), Limits()).best
+        try:
+            best = search.run(prepared.problem(), Limits()).best
+        except InputError:  # an exact search may refuse a problem it cannot prove (certify: dm, aecs), never lie
+            continue
         if reference is None:
             assert best is None, search.name
         else:

@@ -1,5 +1,5 @@
 """Mondrian (centralized): the Poker Hand generator, partitioning, generalization, metrics, the independent
-verifier (kgen.check_mondrian) and the `kgen mondrian` / `mondrian-check` commands."""
+verifier (kgen.check.mondrian) and the `kgen mondrian` / `mondrian-check` commands."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen.check import check_k_anonymity
-from kgen.check_mondrian import check_release
+from kgen.check.kanonymity import check_k_anonymity
+from kgen.check.mondrian import check_release
 from kgen.datasets import poker
+from kgen.io.table import read_csv
 from kgen.mondrian import build_spec, load_tree
 from kgen.mondrian.core import QI, Spec, Tree, anonymize_fragment, summary
 from kgen.mondrian.storage import Source, write_csv
-from kgen.table import read_csv
 from lattice.errors import InputError, NoSolutionError
 
 DATA = Path(__file__).resolve().parents[1] / "kgen" / "data"
@@ -355,10 +355,11 @@ def test_linear_split_placement_equals_a_stable_sort():
 
 
 def test_registering_the_commands_needs_neither_pandas_nor_pyarrow():
-    code = ("import sys, kgen.cli; "
+    code = ("import sys, kgen.cli.main; "
             "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
-    from kgen.mondrian import command, core, distributed
+    from kgen.cli import mondrian as command
+    from kgen.mondrian import core, distributed
 
     assert command.STRATEGIES == core.STRATEGIES and command.PARTITIONINGS == distributed.PARTITIONINGS

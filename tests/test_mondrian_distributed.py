@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgen.check_mondrian import check_release, select
+from kgen.check.mondrian import check_release, select
 from kgen.datasets import poker
 from kgen.mondrian import build_spec, numeric_columns
 from kgen.mondrian.core import QI, Spec, summary

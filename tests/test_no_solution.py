@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from kgen import Config, cli, from_mapping, prepare, read_csv
-from kgen.algorithms import REGISTRY
-from kgen.api import least_suppressed, no_solution_advice
-from kgen.check import SensitiveRule, check_k_anonymity
+from kgen import Config, from_mapping, prepare, read_csv
+from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
+from kgen.cli import main as cli
+from kgen.run.advice import least_suppressed, no_solution_advice
+from kgen.run.algorithms import REGISTRY
 
 # The three rows: node [0] is feasible (class a has entropy exactly ln 2, class b's one row is
 # suppressed within 0.34 * 3 = 1 row), the top node [1] is not (one class {1, 2, 1}: entropy 0.64 < ln 2).

@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 from fitness import kernel
 from fitness.encoding import EncodedQI, EncodedTable, LevelCodes, encode_codes
 from fitness.rollup import RollupCache, direct
-from kgen import csvio, hierarchies
-from kgen.api import anonymize, integer_labels, prepare
-from kgen.config import Config
-from kgen.table import CodedColumn, Table, read_csv
+from kgen.io import csvio, hierarchies
+from kgen.io.table import CodedColumn, Table, read_csv
+from kgen.run.config import Config
+from kgen.run.pipeline import anonymize
+from kgen.run.prepare import prepare
+from kgen.run.values import integer_labels
 from lattice import builders
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy

@@ -19,11 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen import api, parallel
-from kgen import report as reporting
-from kgen.cli import build_parser, main, separator
-from kgen.config import Config
-from kgen.table import from_mapping, read_csv
+from kgen.cli.main import build_parser, main
+from kgen.cli.options import separator
+from kgen.io.table import from_mapping, read_csv
+from kgen.report import build as reporting
+from kgen.run import pipeline as api
+from kgen.run import roles
+from kgen.run.config import Config
+from kgen.runners import parallel
 from lattice.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,7 +106,7 @@ def test_the_python_api_reads_a_string_as_comma_separated_names_and_checks_roles
     ("paid", False), ("valid", False), ("zip", False), ("age", False), ("diagnosis", False), ("idle", False),
 ])
 def test_identifier_names_are_matched_on_words(name: str, expected: bool) -> None:
-    assert api.named_like_identifier(name) is expected
+    assert roles.named_like_identifier(name) is expected
 
 
 def test_an_unnamed_identifier_column_is_warned_about_and_reported(capsys, table: Path, tmp_path: Path) -> None:
@@ -189,7 +192,7 @@ def test_usable_cores_follow_the_cpu_affinity(tmp_path: Path) -> None:
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("no CPU affinity on this platform")
     code = ("import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
-            "from kgen.parallel import usable_cores; print(usable_cores())")
+            "from kgen.runners.parallel import usable_cores; print(usable_cores())")
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("LOKY_MAX_CPU_COUNT", None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

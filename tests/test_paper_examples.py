@@ -9,7 +9,8 @@ import pytest
 from fitness.encoding import EncodedTable, encode_column
 from fitness.supportmap import SupportMap
 from kgen import Config, anonymize, check_k_anonymity, from_mapping
-from kgen.api import prepare, release
+from kgen.run.pipeline import release
+from kgen.run.prepare import prepare
 from lattice import builders
 from lattice.box import Box
 from lattice.hierarchy import Hierarchy

@@ -22,12 +22,13 @@ import numpy as np
 import pytest
 from joblib.externals.loky import get_reusable_executor
 
-from kgen import api, parallel
-from kgen.algorithms import REGISTRY, make_search
-from kgen.cli import main
-from kgen.config import Config
-from kgen.parallel import ParallelRunner, chunked, evaluator_for
-from kgen.table import from_mapping, read_csv
+from kgen.cli.main import main
+from kgen.io.table import from_mapping, read_csv
+from kgen.run import pipeline as api
+from kgen.run.algorithms import REGISTRY, make_search
+from kgen.run.config import Config
+from kgen.runners import parallel
+from kgen.runners.parallel import ParallelRunner, chunked, evaluator_for
 from lattice.errors import InputError
 from lattice.search.base import Limits, SearchResult
 
@@ -84,7 +85,7 @@ def random_nodes(prepared: api.Prepared, count: int, seed: int) -> list[tuple[in
 
 def run(name: str, prepared: api.Prepared, evaluator, seed: int = 7) -> SearchResult:
     if name not in REGISTRY:
-        pytest.fail(f"algorithm {name!r} is not registered in kgen.algorithms.REGISTRY")
+        pytest.fail(f"algorithm {name!r} is not registered in kgen.run.algorithms.REGISTRY")
     search = make_search(name, SEARCHES[name])
     return search.run(prepared.problem(evaluator), Limits(seed=seed))
 

@@ -12,9 +12,9 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import kgen  # noqa: E402
-from kgen.cli import main  # noqa: E402
-from kgen.config import Config  # noqa: E402
-from kgen.table import CodedColumn, read_csv, read_table  # noqa: E402
+from kgen.cli.main import main  # noqa: E402
+from kgen.io.table import CodedColumn, read_csv, read_table  # noqa: E402
+from kgen.run.config import Config  # noqa: E402
 from lattice.errors import InputError  # noqa: E402
 
 CSV = "age,sex,zip,disease\n30,M,13053,flu\n31,M,13068,cold\n40,F,14853,flu\n41,F,14850,none\n47,F,14853,cold\n" \

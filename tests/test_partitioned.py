@@ -1,4 +1,4 @@
-"""Row-partitioned evaluation (kgen.partitioned) against the in-memory path, on a real LocalCluster of two
+"""Row-partitioned evaluation (kgen.runners.partitioned) against the in-memory path, on a real LocalCluster of two
 worker processes on 127.0.0.1 (started once for the module, closed at the end)."""
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ import pandas as pd
 import pytest
 
 from benchmarks.synthetic import generate
-from kgen import api
-from kgen.config import Config
-from kgen.partitioned import anonymize, anonymize_source
-from kgen.partitioned import keys as keying
-from kgen.partitioned.run import prepare
-from kgen.partitioned.source import open_source
-from kgen.partitioned.verify import check_parts
+from kgen.check.partitioned import check_parts
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from kgen.run.partitioned import anonymize, anonymize_source, prepare
+from kgen.runners.partitioned import keys as keying
+from kgen.runners.partitioned.source import open_source
 from lattice.box import Box
 from lattice.errors import InputError
 
@@ -210,8 +209,8 @@ def test_keys_of_several_words_group_like_numpy() -> None:
 @pytest.mark.parametrize("span", [60, 5000, 10_000_000, 1 << 40])
 def test_partitions_chunks_merge_to_the_classes_of_all_rows(span: int) -> None:
     """Dense, split (singleton keys alone) and sparse chunks, mixed over partitions, sum every class."""
-    from kgen.partitioned.merge import combine
-    from kgen.partitioned.part import Plan, split
+    from kgen.runners.partitioned.merge import combine
+    from kgen.runners.partitioned.part import Plan, split
 
     rng = np.random.default_rng(span % 1000)
     lay = keying.Layout((((0, span),),), (span,))
@@ -232,7 +231,7 @@ def test_partitions_chunks_merge_to_the_classes_of_all_rows(span: int) -> None:
 def test_kgen_starts_workers_without_the_nannys_malloc_trim_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from kgen.partitioned.run import local_cluster
+    from kgen.run.partitioned import local_cluster
 
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # what an earlier cluster's nanny leaves in this process
     cluster = local_cluster(1)

@@ -21,7 +21,7 @@ import pytest
 from fitness import kernel
 from fitness.evaluator import NodeEvaluator
 from kgen import Config, anonymize, check_k_anonymity, from_mapping, prepare, read_csv
-from kgen.algorithms import REGISTRY, make_search
+from kgen.run.algorithms import REGISTRY, make_search
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss

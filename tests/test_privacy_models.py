@@ -1,6 +1,6 @@
 """Privacy models on a sensitive attribute (issue 7): l-diversity (distinct, entropy, recursive) and
 t-closeness (equal and ordered EMD) in fitness.models, their use by the evaluator and the CLI, the
-independent verifier kgen.check, and pycanon's agreement with kgen's figures on released files."""
+independent verifier kgen.check.kanonymity, and pycanon's agreement with kgen's figures on released files."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ from fitness.models import (
 )
 from fitness.partition import Partition
 from kgen import Config, from_mapping, prepare
-from kgen.api import anonymize
-from kgen.check import SensitiveRule, check_k_anonymity
-from kgen.cli import main
-from kgen.table import read_csv
+from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
+from kgen.cli.main import main
+from kgen.io.table import read_csv
+from kgen.run.pipeline import anonymize
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 
@@ -246,7 +246,7 @@ def test_violating_classes_are_suppressed_within_the_limit() -> None:
 
 
 def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
-    from kgen.api import models_for
+    from kgen.run.prepare import models_for
 
     models = models_for(Config(qi=["x"], k=3, sensitive=["s"], l=3, l_variant="recursive", c=2.0, t_closeness=0.3,
                                t_distance="ordered"))
@@ -266,8 +266,8 @@ def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
 # --- the independent check agrees with the models ---------------------------------------------------------------
 
 def test_check_figures_equal_the_models_figures_on_random_classes() -> None:
-    from kgen.check import recursive_ratio as check_ratio
-    from kgen.check import sensitive_measures
+    from kgen.check.kanonymity import recursive_ratio as check_ratio
+    from kgen.check.kanonymity import sensitive_measures
 
     rng = np.random.default_rng(11)
     for trial in range(60):
@@ -390,7 +390,7 @@ def test_pycanon_agrees_with_kgen_figures(pycanon_python: str, adult_sample: Pat
     result = anonymize(read_csv(adult_sample), config)
     output = tmp_path / "out.csv"
     table = result.release
-    from kgen.csvio import format_csv
+    from kgen.io.csvio import format_csv
 
     output.write_text(format_csv(table.columns, table.rows(), table.separator), encoding="utf-8")
     report = result.report

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kgen.progress import ProgressBar
+from kgen.cli.progress import ProgressBar
 
 BEST = SimpleNamespace(log=0.43215, loss=0.43215)
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from kgen import Config, anonymize, from_mapping, provenance
-from kgen.csvio import format_csv
+from kgen import Config, anonymize, from_mapping
+from kgen.io.csvio import format_csv
+from kgen.report import provenance
 
 
 def sha(path: Path) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgen import check_k_anonymity, read_csv
-from kgen.cli import main
+from kgen.cli.main import main
 
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 

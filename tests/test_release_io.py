@@ -11,7 +11,7 @@ import pytest
 
 import kgen
 from kgen import Config, anonymize, from_mapping, read_csv, to_pandas, write_release
-from kgen.verify import ReleaseCheckError
+from kgen.status import ReleaseCheckError
 
 pd = pytest.importorskip("pandas")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen.cli import main
-from kgen.table import read_csv
+from kgen.cli.main import main
+from kgen.io.table import read_csv
 
 MISSING = ["", "?", "NA"]
 KINDS = {

@@ -1,5 +1,5 @@
 """One run path and one report builder (issue 14, item 4): the command line builds its Config from its options
-field by field and runs `kgen.api.anonymize`; `kgen/report.py` builds every report, in a fixed key order, and
+field by field and runs `kgen.run.pipeline.anonymize`; `kgen/report.py` builds every report, in a fixed key order, and
 a report's `verified` is written only after the independent check ran."""
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from kgen import api, cli, write_release
-from kgen import report as reporting
-from kgen.check import CheckResult
-from kgen.config import Config
-from kgen.table import from_mapping
-from kgen.verify import ReleaseCheckError
+from kgen import write_release
+from kgen.check.kanonymity import CheckResult
+from kgen.cli import console, demo, options
+from kgen.cli import main as cli
+from kgen.cli.progress import ProgressBar
+from kgen.io.table import from_mapping
+from kgen.report import build as reporting
+from kgen.report import publish as publishing
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 PEOPLE = "name,age,zip,disease\n" + "".join(
@@ -50,7 +55,7 @@ EVERY_OPTION = [
 
 
 def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
-    config = cli.config_from_args(cli.build_parser().parse_args(EVERY_OPTION))
+    config = options.config_from_args(cli.build_parser().parse_args(EVERY_OPTION))
     defaults = Config(qi=["a", "b"])
     unset = [f.name for f in dataclasses.fields(Config)
              if f.name != "qi" and getattr(config, f.name) == getattr(defaults, f.name)]
@@ -61,14 +66,14 @@ def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
 
 
 def test_options_left_out_give_the_config_defaults() -> None:
-    config = cli.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
+    config = options.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
     assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[])
 
 
 def test_the_demo_builds_its_config_from_its_options_too() -> None:
     args = cli.build_parser().parse_args(["demo", "--k", "7", "--seed", "3", "--algorithm", "ola", "--strict"])
-    config = cli.config_from_args(args, qi=cli.DEMO_QIS, hierarchy_dir="data")
-    assert config == Config(qi=cli.DEMO_QIS, k=7, suppression=0.01, hierarchy_dir="data", algorithm="ola", seed=3,
+    config = options.config_from_args(args, qi=demo.DEMO_QIS, hierarchy_dir="data")
+    assert config == Config(qi=demo.DEMO_QIS, k=7, suppression=0.01, hierarchy_dir="data", algorithm="ola", seed=3,
                             strict=True)
 
 
@@ -86,11 +91,11 @@ def test_the_command_line_runs_the_python_api(people: Path, tmp_path: Path, monk
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv", "--seed", "5")) == 0
     [(config, kwargs)] = calls
     assert config.k == 3 and config.seed == 5 and config.identifiers == ["name"]
-    assert kwargs["warn"] is cli.warn and isinstance(kwargs["progress"], cli.ProgressBar)
+    assert kwargs["warn"] is console.warn and isinstance(kwargs["progress"], ProgressBar)
 
 
 class Recorder:
-    """A progress callback with the optional `begin` and `close` of kgen.api.search."""
+    """A progress callback with the optional `begin` and `close` of kgen.run.pipeline.search."""
 
     def __init__(self, events: list, stop_after: int | None = None) -> None:
         self.events, self.stop_after, self.calls = events, stop_after, 0
@@ -139,10 +144,10 @@ def test_ctrl_c_in_the_python_api_raises_interrupted_with_the_best_so_far() -> N
 
 def test_partitioned_runs_go_to_kgen_partitioned(monkeypatch) -> None:
     calls = []
-    fake = types.ModuleType("kgen.partitioned")
+    fake = types.ModuleType("kgen.run.partitioned")
     fake.anonymize = lambda data, config, output=None, progress=None: calls.append(
         (data, config, output, progress)) or "partitioned"
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", fake)
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", fake)
     config, progress = Config(qi=["a"], k=2, partitioned=True), Recorder([])
     assert api.anonymize("data/*.parquet", config, progress) == "partitioned"
     assert calls == [("data/*.parquet", config, None, progress)]
@@ -156,14 +161,14 @@ def test_the_command_line_gives_a_partitioned_run_the_path_unread(people: Path, 
         seen.append((data, output))
         raise InputError("stop here")
 
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", types.SimpleNamespace(anonymize=anonymize))
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", types.SimpleNamespace(anonymize=anonymize))
     assert cli.main(anonymize_argv(people, tmp_path / "parts", "--partitioned")) == 2
     assert seen == [(str(people), str(tmp_path / "parts"))]
 
 
 def test_partitioned_without_its_package_is_one_input_error(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", None)  # as if the package were not installed
-    with pytest.raises(InputError, match="needs the kgen.partitioned package"):
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", None)  # as if the package were not installed
+    with pytest.raises(InputError, match="needs the kgen.run.partitioned module"):
         api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))
 
 
@@ -173,7 +178,7 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv")) == 0
     report = json.loads((tmp_path / "out.json").read_text())
     assert list(report) == [*reporting.ANONYMIZE_KEYS, "verified"]
-    assert list(report)[:6] == ["algorithm", "parameters", "seed", "max_evaluations", "time_limit", "stopped"]
+    assert list(report)[:7] == ["algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped"]
     assert cli.main(["apply", str(people), "--report", str(tmp_path / "out.json"), "--output",
                      str(tmp_path / "again.csv"), "--quiet"]) == 0
     applied = json.loads((tmp_path / "again.json").read_text())
@@ -184,14 +189,14 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
 def test_verified_is_written_only_after_the_check_ran(people: Path, tmp_path: Path, monkeypatch) -> None:
     seen = []
 
-    def check(path, config, escaped=False, separator=None) -> CheckResult:
+    def check(path, *_, **__) -> CheckResult:
         # the report's temporary file, written before the check: it must not claim any verdict yet
         [temporary] = tmp_path.glob(".out.json.*.tmp")
         seen.append(json.loads(temporary.read_text()))
         return CheckResult(rows=40, k=3, classes=777, smallest_class=3, suppressed_rows=0, violating_rows=[],
                            allowed=0)
 
-    monkeypatch.setattr(cli, "verify_release_file", check)
+    monkeypatch.setattr(publishing, "verify_file", check)
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv")) == 0
     assert len(seen) == 1 and "verified" not in seen[0]
     verified = json.loads((tmp_path / "out.json").read_text())["verified"]
@@ -221,10 +226,10 @@ def test_write_release_records_the_figures_of_the_check_that_ran(tmp_path: Path)
 
 
 def test_partitioned_without_dask_is_one_input_error_naming_the_extra(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "kgen.partitioned", None)
-    monkeypatch.delitem(sys.modules, "kgen.partitioned")
+    monkeypatch.setitem(sys.modules, "kgen.run.partitioned", None)
+    monkeypatch.delitem(sys.modules, "kgen.run.partitioned")
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if Dask's extra were not installed
-    for name in [m for m in sys.modules if m.startswith("kgen.partitioned.")]:
+    for name in [m for m in sys.modules if m.startswith("kgen.runners.partitioned.")]:
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(InputError, match=r"--partitioned needs distributed: pip install"):
         api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from kgen import Config, anonymize, from_mapping
-from kgen.csvio import format_csv
-from kgen.risk import (
+from kgen.io.csvio import format_csv
+from kgen.report.risk import (
     config_with_max_risk,
     k_for_max_risk,
     pitman_fit,
@@ -133,7 +133,7 @@ def test_sampling_fraction_one_is_exact() -> None:
 
 
 def _pitman_loglik(theta: float, alpha: float, histogram: dict[int, int]) -> float:
-    """Pitman's sampling formula written out term by term (independent of kgen.risk's vectorized sums)."""
+    """Pitman's sampling formula written out term by term (independent of kgen.report.risk's vectorized sums)."""
     u = sum(histogram.values())
     n = sum(s * c for s, c in histogram.items())
     value = sum(math.log(theta + i * alpha) for i in range(1, u))

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgen import api, cli
-from kgen.algorithms import make_search
-from kgen.config import Config
-from kgen.table import read_csv
+from kgen.cli import main as cli
+from kgen.io.table import read_csv
+from kgen.run import pipeline as api
+from kgen.run.algorithms import make_search
+from kgen.run.config import Config
 from lattice.accuracy import log_gap, node_accuracy, overall_accuracy, set_accuracy
 from lattice.box import Box
 from lattice.node import leq, precision_loss

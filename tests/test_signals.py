@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgen import api, cli
-from kgen.cli import main
+from kgen.cli import anonymize as anonymize_command
+from kgen.cli.main import main
+from kgen.run import pipeline as api
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -113,7 +114,7 @@ def test_sigterm_during_the_search_in_process_exits_143(tmp_path: Path, monkeypa
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(cli, "ProgressBar", Terminating)
+    monkeypatch.setattr(anonymize_command, "ProgressBar", Terminating)
     before = signal.getsignal(signal.SIGTERM)
     code = main(["anonymize", str(source), "--qi", qis, "--k", "2", "--algorithm", "exhaustive", "--no-prune",
                  "--output", str(tmp_path / "o.csv")])
@@ -150,8 +151,8 @@ def test_out_of_memory_in_a_real_process_is_exit_5(tmp_path: Path) -> None:
     rows = ["a,b,c,d"] + [f"{i},{i * 7 % 1000},{i % 97},{i % 13}" for i in range(600_000)]
     source = tmp_path / "big.csv"
     source.write_text("\n".join(rows) + "\n")
-    script = ("import resource, sys, numpy, kgen.api, kgen.cli\n"
-              "from kgen.cli import main\n"
+    script = ("import resource, sys, numpy, kgen.run.pipeline, kgen.cli.main\n"
+              "from kgen.cli.main import main\n"
               "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
               "limit = used + 40 * 2**20\n"
               "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"

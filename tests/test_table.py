@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgen.api import normalize, normalize_codes, prepare, release
-from kgen.config import Config
-from kgen.table import CodedColumn, column_codes, from_mapping, read_csv
+from kgen.io.table import CodedColumn, column_codes, from_mapping, read_csv
+from kgen.run.config import Config
+from kgen.run.pipeline import release
+from kgen.run.prepare import prepare
+from kgen.run.values import normalize, normalize_codes
 
 
 @pytest.fixture
@@ -77,8 +79,8 @@ def test_release_of_a_csv_table_is_coded_and_equals_the_release_of_the_same_tabl
 def test_writing_a_table_in_chunks_gives_the_same_bytes_as_one_string(tmp_path, monkeypatch):
     import io
 
-    from kgen import table as table_module
-    from kgen.csvio import format_csv
+    from kgen.io import table as table_module
+    from kgen.io.csvio import format_csv
 
     monkeypatch.setattr(table_module, "ITER_CHUNK", 3)  # several chunks on a small table
     path = tmp_path / "q.csv"
@@ -93,7 +95,7 @@ def test_writing_a_table_in_chunks_gives_the_same_bytes_as_one_string(tmp_path, 
 def _both_readers(path, monkeypatch, separator=None):
     """read_coded with pyarrow's reader (when it takes the file) and with the csv module only: (fast, slow),
     each a CodedCSV or the InputError message."""
-    from kgen import csvio
+    from kgen.io import csvio
     from lattice.errors import InputError
 
     def read():
@@ -172,7 +174,7 @@ def test_pyarrow_reader_gives_the_same_columns_or_message_as_the_csv_module(tmp_
 
 
 def test_pyarrow_reader_takes_plain_files_and_leaves_the_others_to_the_csv_module(tmp_path):
-    from kgen import csvio
+    from kgen.io import csvio
 
     def taken(data: bytes) -> bool:
         path = tmp_path / "data.csv"
@@ -200,7 +202,7 @@ def test_a_field_beyond_the_csv_modules_limit_is_refused_by_both_readers(tmp_pat
 
 @pytest.mark.parametrize("block", [1, 2, 3, 5])
 def test_the_quote_check_gives_the_same_verdict_whatever_the_block_size(tmp_path, monkeypatch, block):
-    from kgen import csvio
+    from kgen.io import csvio
 
     def verdicts():
         out = {}
@@ -218,7 +220,7 @@ def test_the_quote_check_gives_the_same_verdict_whatever_the_block_size(tmp_path
 
 
 def test_pyarrow_reader_in_many_small_blocks_gives_the_same_columns(tmp_path, monkeypatch):
-    from kgen import csvio
+    from kgen.io import csvio
 
     monkeypatch.setattr(csvio, "ARROW_BLOCK", 64)  # every block its own dictionary: they must be unified
     for case in ("plain", "quoted", "doubled quotes", "unicode order", "crlf and cr", "blank lines", "many distinct"):
@@ -230,7 +232,7 @@ def test_pyarrow_reader_in_many_small_blocks_gives_the_same_columns(tmp_path, mo
 
 @pytest.mark.parametrize("seed", range(6))
 def test_decimal_hierarchy_of_integers_equals_the_builders(seed):
-    from kgen.hierarchies import decimal_of_integers
+    from kgen.io.hierarchies import decimal_of_integers
     from lattice.builders import decimal_hierarchy
 
     rng = np.random.default_rng(seed)
@@ -243,7 +245,7 @@ def test_decimal_hierarchy_of_integers_equals_the_builders(seed):
 
 
 def test_decimal_hierarchy_leaves_everything_but_plain_integers_to_the_builder():
-    from kgen.hierarchies import decimal_of_integers
+    from kgen.io.hierarchies import decimal_of_integers
 
     for values in (["1.5", "2"], ["+3"], ["1e3"], [" 4"], ["x"], ["1" * 19], []):
         assert decimal_of_integers("c", values) is None

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgen import hierarchies as hierarchy_specs
-from kgen.csvio import format_csv, write_atomic
-from kgen.table import Table
+from kgen.io import hierarchies as hierarchy_specs
+from kgen.io.csvio import format_csv, write_atomic
+from kgen.io.table import Table
 from lattice.hierarchy import Hierarchy
 
 ROWS = 1599
@@ -208,7 +208,7 @@ assert len(ATTRIBUTES) == 47
 @dataclass(frozen=True, eq=False)
 class FraudDataset:
     """The generated table (identifier `record_id` first, then the 47 attributes in `ATTRIBUTES` order) and
-    the hierarchy spec of each attribute (a kgen.hierarchies spec: builder name or mapping chain)."""
+    the hierarchy spec of each attribute (a kgen.io.hierarchies spec: builder name or mapping chain)."""
 
     table: Table
     hierarchies: dict[str, object]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kgen.io.hierarchies import find_in_dir, load_arx
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
 from kgen.mondrian.storage import Source, write_csv
 from lattice.errors import InputError
@@ -17,8 +18,7 @@ PEEK_ROWS = 10_000
 
 
 def load_tree(path: str | os.PathLike, column: str) -> Tree:
-    """A hierarchy in ARX's CSV format (read and validated by kgen.hierarchies), as Mondrian's ordered tree."""
-    from kgen.hierarchies import load_arx
+    """A hierarchy in ARX's CSV format (read and validated by kgen.io.hierarchies), as Mondrian's ordered tree."""
 
     hierarchy = load_arx(path, column)
     return Tree.from_paths(list(hierarchy.paths.values()))
@@ -27,14 +27,18 @@ def load_tree(path: str | os.PathLike, column: str) -> Tree:
 def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
     """The first rows of the table as text (to tell numeric QIs from categorical ones)."""
     if source.format == "parquet":
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.parquet as pq
 
         batch = next(pq.ParquetFile(source.files[0]).iter_batches(batch_size=PEEK_ROWS, columns=list(columns)),
                      None)
         frame = batch.to_pandas() if batch is not None else pd.DataFrame(columns=list(columns))
         return frame.astype(str)
-    return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
-                       usecols=list(columns), encoding="utf-8-sig")
+    try:
+        return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
+                           usecols=list(columns), encoding="utf-8-sig")
+    except (ValueError, UnicodeError):  # pandas' ParserError is a ValueError; its message quotes the data
+        raise source.read_error() from None
 
 
 def _is_numeric(values: pd.Series) -> bool:
@@ -70,7 +74,6 @@ def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive
     for column in qis:
         path = hierarchies.get(column)
         if path is None and hierarchy_dir is not None:
-            from kgen.hierarchies import find_in_dir
 
             found = find_in_dir(hierarchy_dir, column)
             path = str(found) if found else None

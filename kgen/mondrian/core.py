@@ -21,7 +21,10 @@ sensitive values; otherwise the next QI in score order is tried; a partition no 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -150,8 +153,6 @@ def tune_malloc() -> None:
         return
     _TUNED = True
     try:
-        import ctypes
-        import ctypes.util
 
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.mallopt(-3, 32 * 1024 * 1024)  # M_MMAP_THRESHOLD: arrays below 32 MiB come from the heap
@@ -453,7 +454,6 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
 
     Raises NoSolutionError when the fragment itself has fewer than k rows or fewer than l distinct sensitive
     values (no partition of it can satisfy the model)."""
-    import time
 
     tune_malloc()
     started = time.perf_counter()

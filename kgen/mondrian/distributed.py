@@ -29,16 +29,12 @@ import pandas as pd
 
 from kgen.mondrian.core import QI, FragmentResult, Spec, anonymize_fragment, encode
 from kgen.mondrian.storage import Condition, Source, write_csv
+from kgen.runners import parallel
+from kgen.runners.parallel import CONNECT_TIMEOUT
+from kgen.status import ClusterError
 from lattice.errors import InputError, NoSolutionError
 
 PARTITIONINGS = ("quantile", "multidim")
-CONNECT_TIMEOUT = "10s"
-
-
-class ClusterError(InputError):
-    """The Dask scheduler could not be reached, had no workers, or was lost during the run."""
-
-    exit_code = 6
 
 
 # ---------------------------------------------------------------------------------------------- conditions
@@ -183,19 +179,25 @@ class Run:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def open_client(workers: int, scheduler: str | None):
-    """A Dask client: to `scheduler`, or to a LocalCluster of `workers` single-threaded processes on
-    127.0.0.1. Returns (client, cluster or None)."""
-    try:
+def open_client(workers: int, scheduler: str | None, connect_timeout: float = CONNECT_TIMEOUT):
+    """A Dask client: to `scheduler`, or to a LocalCluster on 127.0.0.1 of single-threaded processes, as many
+    as `workers` but no more than the usable cores (`kgen.runners.parallel.capped_jobs`: the fragments stay
+    `workers`, queued on the processes). A scheduler address is checked and probed first, as for
+    `kgen anonymize --backend dask` (one line, exit 2 or 6, within `connect_timeout` seconds). Returns
+    (client, cluster or None)."""
+    try:  # optional dependency: Dask's extra
         from distributed import Client, LocalCluster
     except ImportError:
         raise InputError('distributed Mondrian needs Dask: pip install "kgen[distributed]"') from None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        processes = parallel.capped_jobs(workers)[0]
+        cluster = LocalCluster(n_workers=processes, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
         return Client(cluster, set_as_default=False), cluster
+    parallel.check_address(scheduler)
+    parallel.probe_scheduler(scheduler, connect_timeout)
     try:
-        client = Client(scheduler, set_as_default=False, timeout=CONNECT_TIMEOUT)
+        client = Client(scheduler, set_as_default=False, timeout=f"{connect_timeout}s")
     except (OSError, TimeoutError) as error:
         raise ClusterError(f"cannot connect to the Dask scheduler at {scheduler}: {error}") from None
     try:
@@ -208,7 +210,8 @@ def open_client(workers: int, scheduler: str | None):
 
 def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str, workers: int,
                     partitioning: str = "multidim", sample: float = 0.001, seed: int = 0,
-                    scheduler: str | None = None, client=None, separator: str | None = None) -> Run:
+                    scheduler: str | None = None, client=None, separator: str | None = None,
+                    connect_timeout: float = CONNECT_TIMEOUT) -> Run:
     """Partition a sample into fragment conditions, run one task per fragment on Dask, collect metrics.
 
     `client`: an open Dask client to reuse (tests, experiments); else one is opened (see `open_client`) and
@@ -222,8 +225,9 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
     own = client is None
     cluster = None
     if own:
-        client, cluster = open_client(workers, scheduler)
+        client, cluster = open_client(workers, scheduler, connect_timeout)
     opened = time.perf_counter()
+    muted = parallel.DaskLogsMuted()  # failures are reported as one ClusterError, not distributed's logs
     try:
         futures = [client.submit(run_fragment, i, source, list(numeric), c, spec, folder, separator,
                                  pure=False, key=f"mondrian-fragment-{i}-{os.getpid()}-{time.time_ns()}")
@@ -232,11 +236,13 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
             tasks = client.gather(futures)
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"the Dask cluster was lost during the run: {error}") from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run ends; closing the client must not print tracebacks
+        parallel.silence_dask()
+        raise
     finally:
         if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            parallel.close_dask(client, cluster)
+        muted.remove()
     done = time.perf_counter()
     return Run(conditions, list(tasks), len(frame), {
         "plan": planned - started, "cluster_start": opened - planned, "tasks": done - opened,

@@ -14,16 +14,20 @@ independent checker can re-derive each fragment from the original file):
 
 from __future__ import annotations
 
+import csv
 import glob
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
 
-from kgen.csvio import detect_separator
+from kgen.io.csvio import detect_separator
+from kgen.io.files import open_input
+from kgen.io.table import read_table
 from lattice.errors import InputError
 
 Clause = dict
@@ -52,15 +56,17 @@ def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
 def csv_header(path: str) -> tuple[list[str], str]:
     """The header's column names and the separator (`,` or `;`, as kgen detects it)."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            head = handle.read(1 << 16)
-    except OSError as error:
-        raise InputError(f"cannot be read: {error.strerror or error}", file=path) from None
+        with open_input(path) as raw:
+            data = raw.read(1 << 16)
+        end = data.rfind(b"\n") if len(data) == 1 << 16 else -1  # never cut a character in two
+        head = (data[:end] if end > 0 else data).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        read_table(path)  # the shared reader's one line for this encoding (UTF-16, Latin-1, ...)
+        raise InputError("is not UTF-8 text", file=path) from None
     first = head.splitlines()[0] if head else ""
     if not first:
         raise InputError("is empty: expected a header row", file=path)
     separator = detect_separator(head)
-    import csv
 
     return next(csv.reader([first], delimiter=separator)), separator
 
@@ -74,13 +80,19 @@ class Source:
         if self.format == "csv":
             self.columns, self.separator = csv_header(self.files[0])
         else:
+            # optional dependency: pyarrow (extra `parquet`)
             import pyarrow.parquet as pq
 
             self.columns, self.separator = list(pq.read_schema(self.files[0]).names), ","
 
     def dataset(self, numeric: Iterable[str] = ()):
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.csv as pacsv
+
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow.dataset as ds
 
         numeric = set(numeric)
@@ -98,20 +110,33 @@ class Source:
              columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The rows meeting `condition` (all rows when None), in file order, as a DataFrame: numeric QIs as
         float64, other columns as text."""
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
 
         numeric = set(numeric)
         try:
             table = self.dataset(numeric).to_table(columns=list(columns) if columns else None,
                                                    filter=expression(condition) if condition else None)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise InputError(f"cannot be read as a table: {str(error).splitlines()[0][:200]}",
-                             file=self.source) from None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
+            raise self.read_error() from None
         frame = table.to_pandas()
         for column in frame.columns:
             if column not in numeric and frame[column].dtype != object:
                 frame[column] = frame[column].astype(str).astype(object)
         return frame
+
+    def read_error(self) -> InputError:
+        """What is wrong with a file pyarrow could not read, in kgen's words: the shared reader
+        (`kgen.io.table.read_table`) names the file, row and column (never a data row: pyarrow's own message
+        quotes the row). A file the shared reader accepts gets a message without any of its content."""
+        for path in self.files:
+            if self.format != "csv":
+                break
+            try:
+                read_table(path, self.separator)
+            except InputError as error:
+                return error
+        return InputError("cannot be read as a table (a malformed Parquet or CSV file)", file=self.source)
 
     def count_rows(self) -> int:
         return int(self.dataset().count_rows())
@@ -120,6 +145,7 @@ class Source:
                numeric: Iterable[str] = ()) -> pd.DataFrame:
         """A uniform random sample of max(ceil(fraction * rows), minimum) rows (at most all), read batch by batch
         so the coordinator never holds more than one batch of the table."""
+        # optional dependency: pyarrow (extra `parquet`)
         import pyarrow as pa
 
         try:
@@ -133,9 +159,8 @@ class Source:
                 if hi > lo:
                     parts.append(batch.take(chosen[lo:hi] - offset).to_pandas())
                 offset = end
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise InputError(f"cannot be read as a table: {str(error).splitlines()[0][:200]}",
-                             file=self.source) from None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeError):
+            raise self.read_error() from None
         frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(columns))
         for column in frame.columns:
             if column not in set(numeric) and frame[column].dtype != object:
@@ -145,7 +170,10 @@ class Source:
 
 def expression(condition: Condition):
     """The pyarrow filter expression of a condition (a conjunction of clauses)."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.dataset as ds
 
     out = None
@@ -176,9 +204,30 @@ def describe(condition: Condition) -> str:
     return " AND ".join(terms)
 
 
+def csv_writer(frame: pd.DataFrame, separator: str = ",") -> Callable[[TextIO], None]:
+    """A release written to an open text handle (`kgen.report.publish` writes it under a temporary name and a
+    lock), byte for byte as `write_csv` writes it to a path."""
+    # optional dependency: pyarrow (extra `parquet`)
+    import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
+    import pyarrow.csv as pacsv
+
+    def write(handle: TextIO) -> None:
+        handle.flush()
+        table = pa.Table.from_pandas(frame.astype(str), preserve_index=False)
+        pacsv.write_csv(table, handle.buffer, pacsv.WriteOptions(delimiter=separator, quoting_style="needed"))
+        handle.buffer.flush()
+
+    return write
+
+
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike, separator: str = ",") -> None:
     """Write a release partition through a temporary file and a rename (never a partial file)."""
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow as pa
+
+    # optional dependency: pyarrow (extra `parquet`)
     import pyarrow.csv as pacsv
 
     target = Path(path)

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -162,6 +162,9 @@ class SearchResult:
         found, the node that came closest, i.e. the fewest rows a larger suppression limit must allow.
     infeasible : list of Node
         Every infeasible node evaluated (their down-sets prove lower bounds, lattice/search/certify.py).
+    exact : bool
+        The search's own declaration (`Search.exact`), copied by `run_search`: with `complete`, `best` is the
+        optimum.
     """
 
     algorithm: str
@@ -174,17 +177,34 @@ class SearchResult:
     params: dict = field(default_factory=dict)
     closest: Any = None
     infeasible: list[Node] = field(default_factory=list)
+    exact: bool = False
 
     @property
-    def exact(self) -> bool:
-        """Whether the search ran to its end (the optimum, for an exact search)."""
+    def complete(self) -> bool:
+        """Whether the search ran to its end."""
         return self.stopped == Stopped.COMPLETE
+
+    @property
+    def optimal(self) -> bool:
+        """Whether `best` is proved the optimum: an exact search that ran to its end."""
+        return self.exact and self.complete and self.best is not None
+
+
+def run_search(search: Search, problem: Problem, limits: Limits) -> SearchResult:
+    """Run `search` and record its declared exactness on the result (what reports and summaries read)."""
+    return replace(search.run(problem, limits), exact=bool(getattr(search, "exact", False)))
 
 
 class Search(Protocol):
-    """A search algorithm: `run(problem, limits)` evaluates through a `Budget` and returns a SearchResult."""
+    """A search algorithm: `run(problem, limits)` evaluates through a `Budget` and returns a SearchResult.
+
+    Every search declares, once, what its answer guarantees: `exact` (its best is the optimum of the objective
+    when it stops `complete`; reports, summaries, experiments and tests read this, never a list of names)
+    and `all_minimal` (it also returns every minimal feasible node)."""
 
     name: str
+    exact: ClassVar[bool]
+    all_minimal: ClassVar[bool]
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits`.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -81,6 +82,8 @@ class BestFirst:
     chunk: int = 4096
     split: float = 0.85
     name: str = "bestfirst"
+    exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `best`: the optimum when `stopped` is

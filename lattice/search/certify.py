@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 from lattice.errors import InputError
 from lattice.hitting import SOLVERS, CutModel, integer_step_costs, maximal_nodes
@@ -155,6 +156,8 @@ class Certify:
     solver: str = "cpsat"
     solve_seconds: float = 20.0
     name: str = "certify"
+    exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `best`: the best node found;

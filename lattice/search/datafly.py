@@ -16,6 +16,7 @@ the most levels left is raised instead, and the parameters say so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from lattice.node import Node
 from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
@@ -32,6 +33,8 @@ class Datafly:
     """
 
     name: str = "datafly"
+    exact: ClassVar[bool] = False  # a heuristic: its best is not proved optimal
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `best` and `minimal`: the node the walk ended

@@ -7,6 +7,7 @@ QIs), so a box of more than `max_nodes` nodes is refused unless a time or evalua
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from lattice.search.base import (
     EVALUATE_ALL_MAX_NODES,
@@ -37,6 +38,8 @@ class Exhaustive:
     batch: int = 256
     max_nodes: int = EVALUATE_ALL_MAX_NODES
     name: str = "exhaustive"
+    exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
+    all_minimal: ClassVar[bool] = True  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `best`: the optimum and `minimal`: every

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -61,6 +62,8 @@ class Incognito:
     max_nodes: int = 1 << 25
     batch: int = 4096
     name: str = "incognito"
+    exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
+    all_minimal: ClassVar[bool] = True  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `minimal`: every k-minimal node and `best`: the

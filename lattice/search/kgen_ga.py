@@ -32,7 +32,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from deap import base, tools
 
@@ -192,6 +192,8 @@ class KGen:
     max_stall: int = 100
     patience: int = 300
     name: str = "kgen"
+    exact: ClassVar[bool] = False  # a heuristic: its best is not proved optimal
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:

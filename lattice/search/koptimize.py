@@ -21,7 +21,7 @@ completes (`stopped == "complete"`) and returns the best set found when a limit 
 
 Only the tree search lives here: costs and bounds are data and come from a `CutOracle` (kgen.koptimize builds
 one from a table). `ChosenNode` is the lattice search that releases the node k-Optimize chose once
-kgen.api.prepare has turned its cut points into one-level hierarchies.
+kgen.run.pipeline.prepare has turned its cut points into one-level hierarchies.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from lattice.errors import InputError
 from lattice.search.base import Budget, Limits, Problem, SearchResult, Stopped, guarded, stopped_by
@@ -95,6 +95,8 @@ class KOptimize:
     greedy_seed: bool = True
     memo: int = 1 << 16
     name: str = "k-optimize"
+    exact: ClassVar[bool] = True  # its cut points are optimal in its own model (intervals of the data) when complete
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: CutProblem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits`.
@@ -216,7 +218,8 @@ class KOptimize:
 class ChosenNode:
     """Releases the top of the box: the node a cut-point algorithm chose before the lattice was built.
 
-    kgen.api.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at level 1.
+    kgen.run.pipeline.prepare turns the chosen cut points into one-level hierarchies, which put its intervals at
+    level 1.
 
     Parameters
     ----------
@@ -229,13 +232,15 @@ class ChosenNode:
 
     outcome: dict = field(default_factory=dict)
     name: str = "k-optimize"
+    exact: ClassVar[bool] = False  # optimal among interval cut points, not over a hierarchy lattice
+    all_minimal: ClassVar[bool] = False
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: The top node's evaluation as `best`, with the
         cut-point search's evaluations, seconds and `stopped` added to its own.
         """
         if not self.outcome:
-            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.api "
+            raise InputError("k-optimize chooses its own intervals from the data: run it through kgen.anonymize "
                              "(Config(algorithm='k-optimize')), not as a search of a hierarchy lattice")
         budget = Budget(problem, limits)
         result = guarded(budget, self.name, lambda trace: budget.evaluate(problem.box.upper), dict(self.outcome))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from lattice.node import Node, height
 from lattice.search.base import (
@@ -81,6 +82,8 @@ class OLA:
     max_nodes: int = 1 << 26
     batch: int = 256
     name: str = "ola"
+    exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
+    all_minimal: ClassVar[bool] = True  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: `minimal`: every k-minimal node (with monotone

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import ClassVar
 
 from lattice.search.base import DEFAULT_MAX_EVALUATIONS, Budget, Limits, Problem, SearchResult, guarded
 
@@ -28,6 +29,8 @@ class RandomSearch:
     batch: int = 100
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     name: str = "random"
+    exact: ClassVar[bool] = False  # a heuristic: its best is not proved optimal
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits`.

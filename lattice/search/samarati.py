@@ -24,6 +24,7 @@ check the two agree on the worked example of her slides).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from lattice.node import Node, height
 from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
@@ -51,6 +52,8 @@ class Samarati:
     dense_limit: int = 1 << 26
     climb: bool = True
     name: str = "samarati"
+    exact: ClassVar[bool] = False  # a heuristic: its best is not proved optimal
+    all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
         """Search `problem` within `limits` (`Search.run`). The result: When `stopped` is `complete`: `minimal`, every

@@ -1,0 +1,63 @@
+"""Verification of a release on the written file itself, with the independent checker (`kgen.check.kanonymity`).
+
+The CLI writes the release to a temporary file, re-reads that file, checks the privacy model on it, and only
+then renames it into place: a release that fails its own check is never published. The report's `verified`
+record is written after that check ran, with its figures (`verified_record`).
+
+A release written with `--escape-formulas` is read back and un-escaped before the check (`kgen.io.formulas`:
+escaping is a bijection on values, so this checks exactly the values a reader recovers).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kgen.check.kanonymity import CheckResult, SensitiveRule, check_k_anonymity
+from kgen.io.formulas import unescape
+from kgen.io.table import Table, read_csv
+from kgen.status import ReleaseCheckError
+
+
+def rules_from_models(descriptions: list[dict], dropped: bool) -> tuple[int, list[SensitiveRule]]:
+    """k and the checker's rules from a report's `models` (what `kgen.report.publish` checks a release
+    against). t-closeness compares each class with the column's distribution over the file's rows; a file
+    without its suppressed rows (`dropped`) no longer holds that distribution, so t is then left to the
+    evaluator."""
+    k, rules = 1, []
+    for m in descriptions:
+        if m.get("model") == "k-anonymity":
+            k = max(k, int(m["k"]))
+        elif m.get("model") == "l-diversity":
+            rules.append(SensitiveRule(m["sensitive"], m["l"], m["variant"], m.get("c")))
+        elif "t" in m and not dropped:
+            rules.append(SensitiveRule(m["sensitive"], t=m["t"], distance=m["distance"]))
+    return k, rules
+
+
+
+
+def unescaped(table: Table) -> Table:
+    """The table with `kgen.io.formulas.escape` undone on the header and every value."""
+    columns = tuple(unescape(c) for c in table.columns)
+    values = {unescape(c): [unescape(v) for v in table.values[c]] for c in table.columns}
+    return Table(columns, values, table.source, table.separator, table.row_numbers)
+
+
+def verify_file(path: str | os.PathLike, qi: list[str], k: int, suppression: float,
+                rules: list[SensitiveRule], escaped: bool = False, separator: str | None = None) -> CheckResult:
+    """Read the file at `path` (un-escaping it when it was written with `--escape-formulas`) and check it."""
+    table = read_csv(path, separator) if separator else read_csv(path)
+    result = check_k_anonymity(unescaped(table) if escaped else table, qi, k, suppression, rules)
+    if not result.passed:
+        raise ReleaseCheckError(
+            f"the release failed its independent check ({len(result.violating_rows)} rows in classes that break "
+            f"the model, {result.suppressed_rows} suppressed of {result.allowed} allowed): nothing was written; "
+            "this is a bug in kgen, please report it")
+    return result
+
+
+def verified_record(result: CheckResult, escaped: bool = False) -> dict:
+    """The report's `verified`: written only once the independent check of the written file has passed."""
+    return {"checker": "kgen.check, on the written file", "passed": bool(result.passed), "rows": result.rows,
+            "classes": result.classes, "smallest_class": result.smallest_class,
+            "suppressed_rows": result.suppressed_rows, "escaped_formulas_undone": escaped}

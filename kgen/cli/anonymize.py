@@ -1,0 +1,194 @@
+"""`kgen anonymize`: the one run path (`kgen.run.pipeline.anonymize`) with a progress bar, then the one
+publish of the release and its report (`kgen.report.build.publish`), in memory or partitioned."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
+from fitness.objective import OBJECTIVES
+from kgen.cli.console import enabled_stream, read_input, warn
+from kgen.cli.options import (
+    add_config_argument,
+    add_model_arguments,
+    add_output_arguments,
+    add_search_arguments,
+    add_sensitive_arguments,
+    columns,
+    command_parser,
+    config_from_args,
+    finite_number,
+    hierarchy_items,
+    number,
+    parse_hierarchies,
+    tokens,
+)
+from kgen.cli.progress import ProgressBar
+from kgen.io.csvio import check_target, same_file, write_atomic
+from kgen.io.hierarchies import find_in_dir
+from kgen.report import build as reporting
+from kgen.report import html as html_report
+from kgen.report import risk as risking
+from kgen.report import summary as summarizing
+from kgen.report.publish import write_release
+from kgen.run import pipeline as api
+from kgen.run.algorithms import CUT_POINT, REGISTRY
+from kgen.run.config import Config
+from kgen.run.pipeline import Interrupted
+from kgen.runners import parallel
+from kgen.runners.parallel import BACKENDS, CONNECT_TIMEOUT
+from lattice.errors import InputError
+
+
+def default_output(input_path: str) -> Path:
+    path = Path(input_path)
+    if not path.name or path.is_dir():  # "." or a folder: there is no file name to derive from
+        raise InputError("is a folder, not a file", file=input_path)
+    return path.with_name(f"{path.stem}_anonymized.csv")
+
+
+
+def protected_inputs(args: argparse.Namespace) -> list[str]:
+    """Files an output must never overwrite: the input and every hierarchy file the run reads."""
+    files = [args.input] + [s for s in parse_hierarchies(args.hierarchy).values() if Path(s).is_file()]
+    if args.hierarchy_dir:
+        files += [str(p) for c in args.qi if (p := find_in_dir(args.hierarchy_dir, c)) is not None]
+    return files
+
+def run_partitioned(args: argparse.Namespace, config: Config) -> int:
+    """`kgen anonymize --partitioned`: the input (a Parquet/CSV glob, folder or file) is read part by part on
+    the Dask workers, the release is a folder of parts (`--output`, new or empty), checked part by part and
+    merged before the parts are renamed into place; the report (default: the folder's name + .json) is written
+    after that check."""
+    if not args.output:
+        raise InputError("--partitioned writes the release as a folder of parts: give --output FOLDER")
+    output = Path(args.output)
+    report = Path(args.report) if args.report else output.with_name(output.name + ".json")
+    protected = protected_inputs(args)
+    check_target(report, protected)
+    if args.html:
+        raise InputError("--html is not available with --partitioned (the report is JSON)")
+    r = api.anonymize_partitioned(args.input, config, ProgressBar(None, enabled_stream(args.quiet)),
+                                  output=str(output))
+    write_atomic(report, reporting.to_json(r), protected)
+    if not args.quiet:
+        node = r.get("node")
+        print(f"kgen: released {output}/ ({len((r.get('partitioned') or {}).get('parts') or [])} parts, node "
+              f"{node}), report {report}; {(r.get('check') or {}).get('summary', '')}")
+    return 0
+
+def run_anonymize(args: argparse.Namespace) -> int:
+    if args.partitioned:
+        config = config_from_args(args)
+        config.check()
+        return run_partitioned(args, config)
+    output = Path(args.output) if args.output else default_output(args.input)
+    report = Path(args.report) if args.report else output.with_suffix(".json")
+    protected = protected_inputs(args)
+    if same_file(output, report):
+        raise InputError("is given for both the output and the report: give different --output and --report",
+                         file=str(output))
+    config = config_from_args(args)
+    config = risking.config_with_max_risk(config, args.max_risk)
+    config.check()  # option errors before touching any file
+    for target in (output, report):  # refuse before the search, not after it
+        check_target(target, protected)
+    if args.html:
+        check_target(args.html, protected + [str(output), str(report)])
+    if config.backend == "dask" and config.scheduler is not None:  # an unreachable cluster fails in seconds,
+        parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
+                                  config.connect_timeout)
+        parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
+    # a partitioned run reads its partitions itself: the whole table is never read here
+    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi))
+    result = run_search(data, config, quiet=args.quiet)
+    write_release(result, output, report, protected, escape_formulas=args.escape_formulas, strict=config.strict,
+                  warn=warn)
+    if args.html:
+        html_report.write(result.report, args.html, output, protected=protected + [str(output), str(report)])
+    if not args.quiet:
+        print(summarizing.text(result.report, output, report, html=args.html))
+    return 0
+
+def run_search(data: object, config: Config, quiet: bool = False) -> api.Result:
+    """`kgen.run.pipeline.anonymize` with the command line's progress bar (drawn on a terminal only) and its warnings
+    on stderr before the search. Raises `kgen.run.pipeline.Interrupted` when Ctrl-C stopped the search."""
+    return api.anonymize(data, config, progress=ProgressBar(None, enabled_stream(quiet)), warn=warn)
+
+def interrupted_summary(stop: Interrupted) -> str:
+    """What an interrupted search found: the best node so far and its metrics, and that nothing was written."""
+    result = stop.result
+    head = (f"kgen: interrupted after {result.evaluations} evaluations ({result.seconds:.1f} s); "
+            "no output was written")
+    if result.best is None:
+        return f"{head}; no node satisfying the model had been found yet"
+    best = summary(stop.best(), None, None)
+    return (f"{head}. Best so far (not released; rerun with --time-limit or --max-evaluations to release "
+            f"the best found within a limit):\n{best}")
+
+def summary(result: api.Result, output: Path | None, report: Path | None) -> str:
+    """The console summary (kgen.report.summary: grouped node, risk, hierarchies; at most 100 columns a line)."""
+    return summarizing.text(result.report, output, report)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `kgen anonymize` and its options."""
+    anon = command_parser(commands, "anonymize", "anonymize a CSV file")
+    anon.add_argument("input", help="the CSV file to anonymize")
+    add_model_arguments(anon)
+    anon.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
+                      default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
+    anon.add_argument("--sensitive", type=columns, action="extend", default=[],
+                      help="sensitive columns (kept): comma-separated and/or repeated")
+    add_sensitive_arguments(anon)
+    anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
+                      help="the information loss to minimize (see docs/metrics.md)")
+    anon.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
+                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
+                           "repeated and/or comma-separated (age=decimal,zip=mask)")
+    anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    anon.add_argument("--missing", type=tokens, action="extend",
+                      help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    anon.add_argument("--algorithm", default=Config.algorithm,
+                      help=f"{', '.join(sorted(REGISTRY) + sorted(CUT_POINT))} (docs/search.md)")
+    add_search_arguments(anon)
+    anon.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
+                      help="stop after this many distinct evaluations (>= 1; default: no limit)")
+    anon.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
+                      help="stop after this many seconds (> 0; default: no limit)")
+    anon.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
+    anon.add_argument("--kernel", choices=KERNELS, default="fast", help="class-counting kernel")
+    anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
+    anon.add_argument("--no-bound", action="store_true",
+                      help="skip the certified lower bound of the report (docs/certify.md)")
+    anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
+                      help="parallel workers evaluating nodes (1: serial; -1: every usable core; capped at the "
+                           "usable cores)")
+    anon.add_argument("--backend", choices=list(BACKENDS), default="loky",
+                      help="loky (local processes), threading, or dask (a Dask cluster)")
+    anon.add_argument("--scheduler", metavar="ADDRESS",
+                      help="a running Dask scheduler, e.g. tcp://host:8786 (with --backend dask; without it, "
+                           "dask starts a local cluster of --jobs workers)")
+    anon.add_argument("--connect-timeout", type=finite_number(float, "connect-timeout", 0, above=True),
+                      default=CONNECT_TIMEOUT, metavar="SECONDS",
+                      help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")
+    anon.add_argument("--batch-size", type=number(int, "batch-size"),
+                      help="nodes per parallel task (default: about two tasks per worker per population)")
+    anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
+                      help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
+    anon.add_argument("--device", choices=DEVICES, default="cpu",
+                      help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
+                           "array runs the GPU code on numpy (for tests)")
+    anon.add_argument("--partitioned", action="store_true",
+                      help="row-partitioned evaluation on Dask for tables larger than one worker; see "
+                           "docs/partitioned.md")
+    anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
+    anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
+    anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
+    add_output_arguments(anon)
+    anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    add_config_argument(anon)
+    anon.set_defaults(run=run_anonymize)

@@ -1,0 +1,105 @@
+"""`kgen apply`: a saved report's node applied to new data, published as `kgen anonymize` publishes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kgen.cli.console import read_input, warn
+from kgen.cli.options import (
+    add_config_argument,
+    add_output_arguments,
+    command_parser,
+    hierarchy_items,
+    number,
+    parse_hierarchies,
+    separator,
+)
+from kgen.io.csvio import check_target, same_file
+from kgen.report import provenance
+from kgen.report.publish import write_release
+from kgen.run import apply as applying
+from kgen.status import ExitCode
+from lattice.errors import InputError
+
+
+def metric_lines(r: dict) -> list[str]:
+    """The objective, every metric and the privacy figures of a report (anonymize or apply)."""
+    lines = []
+    m = r.get("metrics")
+    if m:
+        lines.append(f"  objective {r.get('metric', 'log')} = {r['loss']:.4f}; NCP {m['ncp']:.4f}  Loss {m['loss']:.4f}"
+                     f"  entropy {m['entropy']:.4f}  DM {m['dm']:.0f}  AECS {m['aecs']:.1f}")
+    for f in r.get("privacy", []):
+        if f.get("min_distinct_l") is None:
+            continue
+        extra = (f"  recursive r1/tail(l={f['recursive_l']}) {f['max_recursive_ratio']:.3f}"
+                 if "recursive_l" in f else "")
+        lines.append(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l {f['min_entropy_l']:.3f}  "
+                     f"t equal {f['max_t_equal']:.4f}  t ordered {f['max_t_ordered']:.4f}{extra}")
+    return lines
+
+def run_apply(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    report = Path(args.apply_report) if args.apply_report else output.with_suffix(".json")
+    overrides = parse_hierarchies(args.hierarchy)
+    protected = [args.input, args.report] + [s for s in overrides.values() if Path(s).is_file()]
+    if same_file(output, report):
+        raise InputError("is given for both the output and the apply report: give a different --apply-report",
+                         file=str(output))
+    saved = applying.load_report(args.report)
+    applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
+    for target in (output, report):
+        check_target(target, protected)
+    if args.verify_release:
+        verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release,
+                                                    exit_code=2)
+        if not args.quiet:
+            print("\n".join(verified))
+    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
+    applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
+                             drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
+                             source=args.report)
+    table, r = applied.release, applied.report
+    for message in r.get("warnings", []):
+        warn(message)
+    if not applied.holds:  # nothing is written: a release beyond the limit is not a release of this model
+        print(f"kgen: error: {args.input}: the privacy model of {args.report} does not hold within the suppression "
+              f"limit: {r['suppressed']} rows are in classes that break it, {r['max_suppressed_rows']} may be "
+              "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
+        return ExitCode.NO_SOLUTION
+    r["provenance"] = provenance.for_apply(args.input, args.report, provenance.read_report(args.report))
+    write_release(applied, output, report, protected, escape_formulas=args.escape_formulas, strict=args.strict,
+                  warn=warn)
+    if not args.quiet:
+        print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
+              f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
+              f"smallest {r['smallest_class']}")
+        print("\n".join(metric_lines(r)))
+        print(f"  wrote {output} and {report}")
+    return 0
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `kgen apply` and its options."""
+    apply = command_parser(commands, "apply", "apply the node of a saved report to new data")
+    apply.add_argument("input", help="the new CSV file")
+    apply.add_argument("--report", required=True, help="the JSON report of an earlier kgen anonymize")
+    apply.add_argument("--output", required=True, help="anonymized CSV")
+    apply.add_argument("--apply-report", help="JSON report of this run (default: OUTPUT with .json)")
+    apply.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
+                       help="override a QI's hierarchy saved in the report (repeated and/or comma-separated)")
+    apply.add_argument("--suppression", type=number(float, "suppression"),
+                       help="suppression limit (default: the report's)")
+    apply.add_argument("--separator", type=separator,
+                       help="field separator of the input: , ; | or tab (default: detected from the file)")
+    apply.add_argument("--allow-k1", action="store_true",
+                       help="apply a report whose k is 1 (it protects no one; refused without this)")
+    apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    apply.add_argument("--verify-release", metavar="FILE",
+                       help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")
+    add_output_arguments(apply)
+    apply.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    add_config_argument(apply)
+    apply.set_defaults(run=run_apply)

@@ -1,0 +1,182 @@
+"""The `kgen` command line: anonymize, check, apply, demo.
+
+User errors end in one line on stderr and a non-zero exit (see docs/input-errors.md); never a traceback.
+Ctrl-C (130) and SIGTERM (143) stop a run without writing anything and without leaving temporary files or
+workers behind; running out of memory is one line (exit 5); a closed pipe (`kgen check ... | head -1`) ends
+quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
+
+from kgen.cli import anonymize, apply, check, demo, mondrian, report, risk
+from kgen.cli.console import WORKING_ON
+from kgen.cli.options import (
+    HelpFormatter,
+    Parser,
+    apply_config_file,
+    fill_from_config,
+)
+from kgen.report import provenance
+from kgen.run.pipeline import Interrupted
+from kgen.runners.parallel import stop_local_workers
+from kgen.status import ExitCode
+from kgen.version import version
+from lattice.errors import InputError
+
+# The commands, in the order `kgen --help` lists them: each module registers its parser (`add_parser`), which
+# names the function that runs it (`set_defaults(run=...)`).
+
+
+COMMAND_MODULES = (anonymize, check, apply, risk, report, demo, mondrian)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `kgen` parser: each command module registers its own subcommand (`add_parser`)."""
+    parser = Parser(prog="kgen", description="k-anonymity by generalization and suppression (KGen).",
+                    formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"kgen {version()}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in COMMAND_MODULES:
+        module.add_parser(commands)
+    return parser
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C so that the same clean-up runs (temporary files removed,
+    workers stopped, nothing written); main() then exits 143 with one line."""
+
+
+TERM_RECEIVED = [False]  # set by the handler: a search stops on it as on Ctrl-C, and main() tells them apart
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: a second must not interrupt the clean-up
+    TERM_RECEIVED[0] = True
+    raise Terminated()
+
+
+class QuietPipe(io.TextIOBase):
+    """stdout that, once the reader has gone (`kgen check ... | head -1`), points fd 1 at /dev/null and
+    drops the rest: no BrokenPipeError traceback, and the command still ends with its own exit status."""
+
+    def __init__(self, stream: io.TextIOBase) -> None:
+        self.stream, self.closed_pipe = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.closed_pipe:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self.gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_pipe:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self.gone()
+
+    def gone(self) -> None:
+        self.closed_pipe = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass  # not a real file descriptor (a test's capture): dropping the text is enough
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+def out_of_memory_message() -> str:
+    where = WORKING_ON.get("file")
+    if "rows" in WORKING_ON:
+        size = f"a table of {WORKING_ON['rows']:,} rows x {WORKING_ON['qis']} quasi-identifiers ({where})"
+    elif where is not None:
+        try:
+            size = f"reading {where} ({os.path.getsize(str(where)) / 1e6:,.1f} MB)"
+        except OSError:
+            size = f"reading {where}"
+    else:
+        size = "this run"
+    return (f"kgen: error: out of memory on {size}; what would help: fewer quasi-identifiers or rows (anonymize a "
+            "sample, or split the file), --jobs 1 (each worker holds the table), --max-evaluations or "
+            "--time-limit, or a machine with more memory")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = QuietPipe(stdout)
+    TERM_RECEIVED[0] = False
+    provenance.COMMAND_LINE = provenance.command_line(argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    handler_set = False
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)
+        handler_set = True
+    except ValueError:  # not the main thread: SIGTERM keeps its disposition
+        pass
+    try:
+        return run_command(argv)
+    finally:
+        if handler_set:
+            signal.signal(signal.SIGTERM, previous)
+        sys.stdout = stdout
+
+
+def run_command(argv: Sequence[str] | None) -> int:
+    try:
+        try:
+            parser = build_parser()
+            from_config = apply_config_file(parser, list(sys.argv[1:] if argv is None else argv))
+            args = parser.parse_args(argv)
+            fill_from_config(args, from_config)
+            return args.run(args)
+        except Interrupted as stop:
+            if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
+                raise Terminated() from None
+            try:
+                print(anonymize.interrupted_summary(stop), file=sys.stderr)
+            except KeyboardInterrupt:  # a second Ctrl-C while summarizing
+                print("kgen: interrupted; no output was written", file=sys.stderr)
+            return ExitCode.INTERRUPTED
+    except InputError as error:
+        print(f"kgen: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except Terminated:
+        stop_local_workers()
+        print("kgen: terminated (SIGTERM); no output was written", file=sys.stderr)
+        return ExitCode.TERMINATED
+    except KeyboardInterrupt:
+        stop_local_workers()
+        print("kgen: interrupted; no output was written", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except MemoryError:  # numpy's _ArrayMemoryError included
+        print(out_of_memory_message(), file=sys.stderr)
+        return ExitCode.OUT_OF_MEMORY
+    except BrokenProcessPool:  # loky's TerminatedWorkerError: the system killed a worker, nearly always for memory
+        stop_local_workers()
+        print(out_of_memory_message().replace("out of memory on", "a parallel worker was killed (out of memory?) "
+                                              "on", 1), file=sys.stderr)
+        return ExitCode.OUT_OF_MEMORY
+    finally:
+        WORKING_ON.clear()
+        provenance.COMMAND_LINE = None
+        provenance.CONFIG_FILE = None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,364 @@
+"""Every command-line option and its parsing, defined once (pip's `cmdoptions` is the model).
+
+Each command module builds its parser from these groups, so an option means the same thing, parses the same
+way and fails with the same one line in every command that has it (`--qi a --qi b` extends everywhere; `--k`
+is a whole number everywhere). `--config FILE.toml` fills the same options from a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+
+from fitness.models import DISTANCES, L_VARIANTS
+from kgen.io.files import open_input
+from kgen.io.table import DEFAULT_MISSING
+from kgen.report import provenance
+from kgen.run.config import Config
+from kgen.runners.parallel import CONNECT_TIMEOUT
+from kgen.status import ArgumentError
+from lattice.errors import InputError
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other user error
+        words = self.prog.split()
+        command = f"kgen {words[-1]}" if len(words) > 1 else "kgen"
+        raise ArgumentError(f"{message} (see '{command} --help')")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, except where there is none to show (None, False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "%(default)" in text or default is None or default is False or default == argparse.SUPPRESS or default == []:
+            return text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            shown = ",".join(action.default) if isinstance(action.default, (list, tuple)) else "%(default)s"
+            return f"{text} (default: {shown})" if shown else f"{text} (default: empty)"
+        return text
+
+    def _split_lines(self, text: str, width: int) -> list[str]:  # never break inside "kgen-demo" or "-1"
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def columns(text: str) -> list[str]:
+    """Comma-separated column names; with action="extend" a repeated option adds to the list."""
+    return [c.strip() for c in text.split(",") if c.strip()] if text else []
+
+
+def tokens(text: str) -> list[str]:
+    """Comma-separated missing-value tokens: empty ones count (`--missing ,?` is "" and "?")."""
+    return text.split(",")
+
+# A comma starts a new COL=SPEC only when what follows looks like `NAME=`; builder specs such as
+# intervals:5,10 keep their commas.
+
+
+_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:]+=)")
+
+
+def hierarchy_items(text: str) -> list[str]:
+    return [item for item in _NEXT_HIERARCHY.split(text) if item.strip()]
+
+
+def parse_hierarchies(items: Sequence[str]) -> dict[str, str]:
+    specs: dict[str, str] = {}
+    for item in items:
+        column, sep, spec = item.partition("=")
+        if not sep or not column.strip() or not spec.strip():
+            raise ArgumentError(f"--hierarchy expects COLUMN=FILE or COLUMN=BUILDER, got {item!r}")
+        if column.strip() in specs and specs[column.strip()] != spec.strip():
+            raise ArgumentError(f"--hierarchy gives column {column.strip()!r} two hierarchies: "
+                                f"{specs[column.strip()]!r} and {spec.strip()!r}")
+        specs[column.strip()] = spec.strip()
+    return specs
+
+
+SEPARATOR_NAMES = {",": ",", "comma": ",", ";": ";", "semicolon": ";", "tab": "\t", "\\t": "\t", "\t": "\t",
+                   "|": "|", "pipe": "|"}
+
+
+def separator(text: str) -> str:
+    """A field separator by character or name: `,` `;` `|` tab (`tab`, `\\t` or a real tab)."""
+    try:
+        return SEPARATOR_NAMES[text.strip().lower() if text.strip() else text]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"separator must be one of: , ; | tab; got {text!r}") from None
+
+
+def finite_number(kind: type, name: str, low: float | None = None, above: bool = False) -> Callable[[str], object]:
+    """A number option that must be finite (and >= low, or > low when `above`); else a usage error."""
+    parse_number = number(kind, name)
+
+    def parse(text: str) -> object:
+        value = parse_number(text)
+        if not math.isfinite(value) or low is not None and (value <= low if above else value < low):
+            bound = "" if low is None else f" {'>' if above else '>='} {low:g}"
+            noun = "whole number" if kind is int else "finite number"
+            raise argparse.ArgumentTypeError(f"{name} must be a {noun}{bound}, got {text!r}")
+        return value
+    return parse
+
+
+def number(kind: type, name: str):
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"{name} must be a {noun}, got {text!r}") from None
+    return parse
+
+
+# --- options shared by several commands: each defined here once, added by name -----------------------------
+
+
+def qi_option(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--qi", required=required, type=columns, action="extend", default=None if required else [],
+                        help="quasi-identifiers, in order: comma-separated and/or repeated (--qi a,b --qi c)")
+
+
+def k_option(parser: argparse.ArgumentParser, required: bool = True, default: int | None = None) -> None:
+    parser.add_argument("--k", required=required, default=default, type=number(int, "k"), help="k of k-anonymity")
+
+
+def identifier_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
+                        default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
+
+
+def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive columns (kept)") -> None:
+    parser.add_argument("--sensitive", type=columns, action="extend", default=[],
+                        help=f"{text}: comma-separated and/or repeated")
+
+
+def hierarchy_options(parser: argparse.ArgumentParser, folder: bool = True) -> None:
+    parser.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
+                        help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
+                             "repeated and/or comma-separated (age=decimal,zip=mask)")
+    if folder:
+        parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+
+
+def seed_option(parser: argparse.ArgumentParser, text: str = "random seed of the search") -> None:
+    parser.add_argument("--seed", type=number(int, "seed"), default=0, help=text)
+
+
+def cluster_options(parser: argparse.ArgumentParser) -> None:
+    """A Dask scheduler to use and how long to wait for it (exit 6 when it cannot be reached)."""
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="a running Dask scheduler, e.g. tcp://host:8786 (without it, a local cluster on "
+                             "127.0.0.1)")
+    parser.add_argument("--connect-timeout", type=finite_number(float, "connect-timeout", 0, above=True),
+                        default=CONNECT_TIMEOUT, metavar="SECONDS",
+                        help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")
+
+
+def output_options(parser: argparse.ArgumentParser, output: str, report: str = "JSON report (default: OUTPUT "
+                   "with .json)") -> None:
+    parser.add_argument("--output", help=output)
+    parser.add_argument("--report", help=report)
+
+
+def quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    qi_option(parser)
+    k_option(parser)
+    parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
+                        help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
+    parser.add_argument("--separator", type=separator,
+                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+
+
+def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
+    """l-diversity and t-closeness on the --sensitive columns."""
+    parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
+    parser.add_argument("--l-variant", choices=L_VARIANTS, default="distinct",
+                        help="distinct, entropy, or recursive (c, l)-diversity (needs --c)")
+    parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
+    parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
+                        help="t of t-closeness on every sensitive column (EMD to the whole table)")
+    parser.add_argument("--t-distance", choices=DISTANCES, default="equal",
+                        help="equal (categories) or ordered (numbers, else label order)")
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The GA's own options (`kgen` only); given ones go to Config.options."""
+    parser.add_argument("--population", type=number(int, "population"),
+                        help="kgen: individuals per generation (paper preset 100, kgen+ 40)")
+    parser.add_argument("--preset", choices=["paper", "kgen+"],
+                        help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
+    parser.add_argument("--selection", choices=["tournament", "roulette"],
+                        help="kgen: tournament with the age penalty (default) or the paper's roulette")
+
+
+def search_options(args: argparse.Namespace) -> dict[str, object]:
+    return {key: value for key in ("population", "preset", "selection")
+            if (value := getattr(args, key, None)) is not None}
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What anonymize, apply and demo share about the written release."""
+    parser.add_argument("--escape-formulas", action="store_true",
+                        help="prefix cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with ' "
+                             "(OWASP); without it such cells are kept exact and a warning is printed")
+    parser.add_argument("--strict", action="store_true",
+                        help="treat warnings (an unnamed column that looks like an identifier, formula cells, "
+                             "more jobs than cores) as errors (exit 2)")
+
+
+CONFIG_COMMANDS = ("anonymize", "apply")  # the commands that take --config FILE
+
+
+_FROM_CONFIG = object()  # default of an option the config file sets: replaced after parsing unless given
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE.toml",
+                        help="read options from a TOML file (keys = long option names, e.g. qi = [\"age\"], "
+                             "k = 5, time-limit = 60, input = \"data.csv\"); the command line overrides it")
+
+
+def config_path(argv: Sequence[str]) -> str | None:
+    """The value of --config in argv (`--config F` or `--config=F`), None when absent."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--config" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--config="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def load_toml(path: str) -> tuple[dict, bytes]:
+    """The parsed TOML file and its bytes; every failure is one InputError naming the file."""
+    try:
+        # optional dependency: tomllib (Python 3.11+) or tomli
+        import tomllib  # Python 3.11+
+    except ImportError:  # Python 3.10
+        try:
+            # optional dependency: tomllib (Python 3.11+) or tomli
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise InputError("--config needs Python 3.11 or the tomli package (pip install tomli)",
+                             file=path) from None
+
+    with open_input(path) as handle:
+        data = handle.read()
+    try:
+        return tomllib.loads(data.decode("utf-8")), data
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text (a TOML file must be)", file=path) from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"is not valid TOML: {error}", file=path) from None
+
+
+def config_value(action: argparse.Action, key: str, value: object, path: str) -> object:
+    """A TOML value converted and validated exactly as the same option on the command line."""
+    def bad(why: str) -> InputError:
+        return InputError(f"key {key!r}: {why}", file=path)
+
+    if action.nargs == 0:  # a flag (store_true)
+        if not isinstance(value, bool):
+            raise bad(f"must be true or false, got {value!r}")
+        return value
+    many = isinstance(action, argparse._ExtendAction)
+    if isinstance(value, (dict, bool)):
+        raise bad(f"must be {'a list, ' if many else ''}a string or a number, got {value!r}")
+    if isinstance(value, list) and not many:
+        raise bad(f"takes one value, got a list {value!r}")
+    items = value if isinstance(value, list) else [value]
+    converted: list = []
+    for item in items:
+        if isinstance(item, (dict, list, bool)):
+            raise bad(f"must be a string or number, got {item!r}")
+        text = str(item)
+        try:
+            result = action.type(text) if action.type is not None else text
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
+            raise bad(str(error) or f"invalid value {text!r}") from None
+        if action.choices is not None and result not in action.choices:
+            raise bad(f"must be one of {', '.join(map(str, action.choices))}, got {text!r}")
+        if many:
+            converted.extend(result)
+        else:
+            converted.append(result)
+    return converted if many else converted[0]
+
+
+def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> dict[str, object]:
+    """Read `--config FILE` (anonymize, apply) and make its options the defaults of the subcommand's parser,
+    so that the command line overrides them. Returns {dest: value} to fill in after parsing (the options not
+    given on the command line keep the `_FROM_CONFIG` / None marker set here)."""
+    command_name = next((a for a in argv if not a.startswith("-")), None)
+    path = config_path(argv)
+    if command_name not in CONFIG_COMMANDS or path is None:
+        return {}
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command_name]
+    options, data = load_toml(path)
+    by_key = {}
+    for action in sub._actions:
+        if action.dest in ("help", "config"):
+            continue
+        names = [o[2:] for o in action.option_strings if o.startswith("--")] or [action.dest]
+        for name in names:
+            by_key[name] = action
+    values: dict[str, object] = {}
+    for raw_key, value in options.items():
+        key = raw_key.replace("_", "-")
+        action = by_key.get(key)
+        if action is None:
+            raise InputError(f"unknown key {raw_key!r}; the keys are the long options of 'kgen {command_name}': "
+                             f"{', '.join(sorted(by_key))}", file=path)
+        values[action.dest] = config_value(action, raw_key, value, path)
+        action.required = False
+        if not action.option_strings:  # the positional input: optional once the file names it
+            action.nargs = "?"
+        action.default = None if isinstance(action, argparse._ExtendAction) else _FROM_CONFIG
+    provenance.CONFIG_FILE = provenance.config_record(path, data)
+    return values
+
+
+def fill_from_config(args: argparse.Namespace, values: dict[str, object]) -> None:
+    """Options the command line did not give take the config file's value."""
+    for dest, value in values.items():
+        current = getattr(args, dest, None)
+        if current is _FROM_CONFIG or current is None:
+            setattr(args, dest, value)
+
+# Config fields whose option is spelled differently or whose value needs converting: field -> (the parsed option
+# that must be present, conversion). Every other field is the parsed option of the same name (its dest).
+
+
+DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
+    "hierarchies": ("hierarchy", lambda args: parse_hierarchies(args.hierarchy)),
+    "missing": ("missing", lambda args: tuple(DEFAULT_MISSING if args.missing is None else args.missing)),
+    "options": ("population", search_options),
+    "prune": ("no_prune", lambda args: not args.no_prune),
+    "bound": ("no_bound", lambda args: not args.no_bound),
+}
+
+
+def config_from_args(args: argparse.Namespace, **fixed: object) -> Config:
+    """The run's Config, field by field from the parsed options (command line over `--config` file over
+    defaults: `apply_config_file`); `fixed` sets fields the command has no option for (the demo's QIs)."""
+    parsed = vars(args)
+    values = {f.name: parsed[f.name] for f in dataclasses.fields(Config) if f.name in parsed}
+    values |= {name: convert(args) for name, (option, convert) in DERIVED.items() if option in parsed}
+    return Config(**(values | fixed))  # type: ignore[arg-type]
+
+
+def command_parser(commands: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand's parser, with the help formatter every command uses."""
+    return commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)

@@ -1,0 +1,285 @@
+"""Every report kgen writes about a release (`kgen anonymize`, `kgen demo`, `kgen apply`, `kgen.anonymize`,
+`kgen.run.apply`), built in one place, and the one way a report is published beside its release.
+
+The anonymize and apply reports share most of their figures (node, models, rows, classes, metrics, suppressed
+rows, warnings, formula cells); built twice, the two drifted. Here the shared figures are computed once
+(`release_values`) and each report's keys, in their order, are one tuple (`ANONYMIZE_KEYS`, `APPLY_KEYS`): the
+schema that docs/report.md describes has one source. (`kgen mondrian` keeps its own report: its output model
+has no lattice node, suppression or search, so it shares none of these fields.)
+
+A report never claims a check that did not run: `publish` adds `verified` only once the independent check of
+the written release has returned, with the check's own figures, or, when it failed, with its error (and then
+nothing is published).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fitness.evaluator import Evaluation
+from fitness.models import RecursiveCLDiversity, privacy_figures
+from fitness.objective import solution_metrics
+from kgen.io.formulas import formula_columns, is_formula
+from kgen.io.table import CodedColumn, Table
+from kgen.report import provenance
+from kgen.report import risk as risking
+from lattice.hierarchy import Hierarchy
+from lattice.node import Node
+from lattice.search.base import SearchResult
+from lattice.search.certify import certified_bound
+
+if TYPE_CHECKING:
+    from kgen.run.pipeline import Prepared
+
+# The keys of each report, in the order they are written.
+ANONYMIZE_KEYS = (
+    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
+    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
+    "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
+    "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
+    "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
+    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "provenance", "risk",
+    "lower_bound", "gap", "optimal", "bound", "bound_seconds",
+)
+APPLY_KEYS = (
+    "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
+    "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
+    "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
+    "formula_cells",
+)
+CHECKER = "kgen.check, on the written file"
+BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+
+
+def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
+                     released: Table, unnamed: list[dict], warnings: list[str]) -> dict:
+    """The report of an anonymization (SPEC/issue 2): the search, the node, its figures, provenance, risk and
+    the certified lower bound.
+
+    Parameters
+    ----------
+    prepared
+        The prepared problem the search ran on.
+    result
+        The search's result.
+    evaluation
+        The evaluation of the released node (`result.best`).
+    suppressed
+        Per row, whether it is suppressed at that node.
+    released
+        The released table.
+    unnamed, warnings
+        The run's unnamed identifier-like columns and its warnings (`kgen.run.pipeline.unnamed_columns`,
+        `kgen.run.pipeline.run_warnings`).
+
+    Returns
+    -------
+    dict
+        The keys of `ANONYMIZE_KEYS` in that order; every figure finite or null (`finite`).
+    """
+    config = prepared.config
+    node = evaluation.node
+    keep = ~suppressed
+    attributes = {}
+    for qi, level in zip(prepared.encoded.qis, node):
+        h = qi.height
+        attributes[qi.name] = {
+            "level": int(level),
+            "height": h,
+            "loss": level / h if h else 0.0,
+            "distinct_before": int(np.unique(qi.codes[0]).size),
+            "distinct_after": int(np.unique(qi.codes[level][keep]).size),
+            "hierarchy": prepared.hierarchy_sources[qi.name],
+            "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
+        }
+    names = prepared.encoded.names
+    values = release_values(prepared, evaluation, suppressed, released, unnamed, warnings) | {
+        "algorithm": result.algorithm,
+        "exact": result.exact,
+        "parameters": result.params,
+        "seed": config.seed,
+        "max_evaluations": config.max_evaluations,
+        "time_limit": config.time_limit,
+        "stopped": result.stopped,
+        "k": config.k,
+        "l": config.l,
+        "l_variant": config.l_variant if config.l is not None else None,
+        "c": config.c,
+        "t_closeness": config.t_closeness,
+        "t_distance": config.t_distance if config.t_closeness is not None else None,
+        "heights": {name: int(h) for name, h in zip(names, prepared.heights)},
+        "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
+        "objective": prepared.evaluator.objective.name,
+        "log": evaluation.log,
+        "los": evaluation.los,
+        "dm": evaluation.dm,
+        "aecs": evaluation.aecs,
+        "height": int(sum(node)),
+        "evaluations": result.evaluations,
+        "seconds": result.seconds,
+        "prepare_seconds": prepared.seconds,
+        "minimal_nodes_found": [list(m) for m in result.minimal],
+        "missing": list(config.missing),
+        "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
+                            for name in names},
+        "attributes": attributes,
+        "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies),
+        "risk": risking.report_section(released, list(config.qi), suppressed, config.drop_suppressed),
+        **lower_bound_record(prepared, result),
+    }
+    return finite({key: values[key] for key in ANONYMIZE_KEYS})  # type: ignore[return-value]
+
+
+def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
+                 source: str, unnamed: list[dict], warnings: list[str]) -> dict:
+    """The report of `kgen apply`: a saved report's node applied to new data.
+
+    Parameters
+    ----------
+    prepared
+        The new data prepared with the saved report's configuration and models.
+    evaluation
+        The evaluation of the saved node on the new data.
+    suppressed, released
+        The rows suppressed at that node, and the released table.
+    source
+        The applied report, as named in messages (its path).
+    unnamed, warnings
+        As for `anonymize_report`.
+
+    Returns
+    -------
+    dict
+        The keys of `APPLY_KEYS` in that order (`holds`: the models hold within the suppression limit); every
+        figure finite or null. The command line adds `provenance` and, after the check, `verified`.
+    """
+    values = release_values(prepared, evaluation, suppressed, released, unnamed, warnings) | {
+        "applied_report": source,
+        "input": prepared.table.source,
+        "holds": bool(evaluation.feasible),
+    }
+    return finite({key: values[key] for key in APPLY_KEYS})  # type: ignore[return-value]
+
+
+def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
+                   unnamed: list[dict], warnings: list[str]) -> dict:
+    """The figures every report of a release has: the node, the models, rows and classes, the metrics and
+    privacy figures, the suppressed rows (data rows, 1-based), warnings and formula cells."""
+    config, evaluator = prepared.config, prepared.evaluator
+    metrics, privacy = solution_figures(prepared, evaluation.node)
+    return {
+        "node": {name: int(x) for name, x in zip(prepared.encoded.names, evaluation.node)},
+        "models": [m.describe() for m in evaluator.models],
+        "suppression_limit": config.suppression,
+        "max_suppressed_rows": evaluator.max_suppressed,
+        "rows": prepared.table.n,
+        "rows_released": released.n,
+        "quasi_identifiers": list(config.qi),
+        "identifiers": list(config.identifiers),
+        "sensitive": list(config.sensitive),
+        "suppressed": evaluation.suppressed,
+        "classes": evaluation.classes,
+        "smallest_class": evaluation.smallest_class,
+        "metric": config.metric,
+        "loss": evaluation.loss,
+        "metrics": metrics,
+        "privacy": privacy,
+        "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
+        "unnamed_columns": unnamed,
+        "warnings": warnings,
+        "formula_cells": formula_record(released),
+    }
+
+
+def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
+    """How `kgen apply` rebuilds a QI's hierarchy: a builder spec (rebuilt on the new data), else its paths."""
+    if source.partition(":")[0] in BUILDER_SPECS and not Path(source).exists():
+        return {"builder": source}
+    return {"rows": [list(path) for path in hierarchy.paths.values()]}
+
+
+def solution_figures(prepared: Prepared, node: Node) -> tuple[dict, list[dict]]:
+    """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
+    column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
+    evaluator = prepared.evaluator
+    partition = evaluator.partition(node, with_rows=True)
+    bad = evaluator.violating(partition)
+    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
+    recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
+    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
+               for column in prepared.config.sensitive]
+    return metrics, privacy
+
+
+def lower_bound_record(prepared: Prepared, result: SearchResult) -> dict:
+    """The report's `lower_bound`, `gap` (found - bound, in the objective's units), `optimal`, `bound` (how it
+    was proved, or why there is none) and `bound_seconds`: SPEC section 11, issue 12.
+
+    An exact search that completed proves its answer; `certify` reports its own interval; any other search
+    gets the bound its own infeasible evaluations prove (one small integer program, lattice.search.certify).
+    """
+    found = None if result.best is None else float(result.best.loss)
+    record: dict = {"lower_bound": None, "gap": None, "optimal": None}
+    params = result.params
+    if not prepared.config.bound:
+        note, seconds = "not computed (--no-bound)", 0.0
+    elif "certified" in params:  # certify: the interval of its own loop
+        record["lower_bound"], seconds = params.get("lower_bound"), 0.0
+        note = (f"certified search: {params.get('cover_cuts')} cover cuts, {params.get('rounds')} rounds, "
+                f"{params.get('solver_seconds')} s in the {params.get('solver')} solver")
+    elif result.optimal:
+        record["lower_bound"], note, seconds = found, "the exact search completed", 0.0
+    else:
+        bound = certified_bound(prepared.problem(), result.infeasible, result.best)
+        record["lower_bound"], note, seconds = bound["lower_bound"], bound["note"], bound["seconds"]
+    if record["lower_bound"] is not None and found is not None:
+        record["gap"] = max(found - record["lower_bound"], 0.0)
+        record["optimal"] = record["gap"] <= 1e-12
+    record["bound"] = {"note": note}
+    record["bound_seconds"] = round(seconds, 4)
+    return record
+
+
+def formula_record(released: Table, escaped: bool = False) -> dict:
+    """The report's `formula_cells`: cells (header included) a spreadsheet could run as formulas
+    (`kgen.io.formulas`), the columns holding them, and whether the written file escapes them."""
+    count, columns = formula_columns(released.columns, ())  # the header's cells
+    found = set(columns)
+    for name in released.columns:
+        values = released.values[name]
+        if isinstance(values, CodedColumn):  # count per distinct label: no string per row
+            hits = [i for i, label in enumerate(values.labels) if is_formula(label)]
+            cells = int(np.isin(values.codes, hits).sum()) if hits else 0
+        else:
+            cells = sum(1 for v in values if is_formula(v))
+        if cells:
+            count += cells
+            found.add(name)
+    return {"cells": count, "columns": [c for c in released.columns if c in found], "escaped": escaped}
+
+
+def finite(value: object) -> object:
+    """A report value made JSON-safe: numpy scalars become Python numbers, and a float that is NaN or
+    infinite becomes None (`null`), recursively; `json.dumps(..., allow_nan=False)` then never fails."""
+    if isinstance(value, dict):
+        return {str(k): finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json(report: dict) -> str:
+    """The report as JSON: every non-finite figure is null (`finite`), and NaN / Infinity can never be
+    written (allow_nan=False raises instead of writing invalid JSON)."""
+    return json.dumps(finite(report), indent=2, allow_nan=False) + "\n"
+
+

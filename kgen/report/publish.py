@@ -1,0 +1,152 @@
+"""The one publish: a release and its report written as a locked pair, checked on the written file.
+
+Every command and the API publish through `write_release` (`kgen anonymize`, `apply`, `demo`, and
+`kgen.write_release`), which reads what to check from the report itself (its QIs, models and suppression
+limit), so the check can never be of a weaker model than the one the report claims. `publish` writes both
+files under temporary names and a lock (`kgen.io.csvio.write_atomic_many`), records the written release's
+size and SHA-256 in the report's provenance, runs the independent check on the written bytes, and only then
+adds `verified` and renames both into place. A check that fails publishes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from kgen.check.verify import rules_from_models, verified_record, verify_file
+from kgen.io.csvio import format_csv, same_file, write_atomic_many, write_csv
+from kgen.io.formulas import escape
+from kgen.io.table import Table
+from kgen.report import provenance
+from kgen.report.build import CHECKER, formula_record, to_json
+from lattice.errors import InputError
+
+
+def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], None], report: dict,
+            protected: Sequence[str | os.PathLike], check: Callable[[Path], object]) -> None:
+    """Write a release and its report as a pair: both or neither (`kgen.io.csvio.write_atomic_many`).
+
+    Both go to temporary files first. Then the release's size and SHA-256 as written go into the report's
+    provenance, `check` runs on the written temporary release, and only after it returned is `verified` added
+    (`kgen.check.verify.verified_record`, the check's own figures) and the report rewritten; then both are renamed
+    into place. A check that raises leaves `verified` saying it failed, with its error, in `report` (the
+    caller's dict) and publishes nothing.
+
+    Parameters
+    ----------
+    output, report_path
+        Where the release and the report go.
+    release
+        The release's CSV text, or a function writing it to a text stream.
+    report
+        The report (changed in place: `provenance.release`, `verified`).
+    protected
+        Files that must never be overwritten (the input, hierarchy files).
+    check
+        The independent check of the written file: returns a `kgen.check.kanonymity.CheckResult` or raises (an
+        InputError such as `kgen.check.verify.ReleaseCheckError`, exit 4).
+    """
+    report.pop("verified", None)  # a verdict is only ever the one of the check below
+    escaped = bool((report.get("formula_cells") or {}).get("escaped"))
+
+    def check_pair(paths: list[Path]) -> None:
+        provenance.attach_release_file(report, output, paths[0])  # the SHA-256 of the bytes on disk
+        try:
+            result = check(paths[0])
+        except InputError as error:
+            report["verified"] = {"checker": CHECKER, "passed": False, "error": str(error)}
+            raise
+        report["verified"] = result if isinstance(result, dict) else verified_record(result, escaped)  # type: ignore[arg-type]
+        with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
+            handle.write(to_json(report))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    write_atomic_many([(output, release), (report_path, to_json(report))], protected=protected, check=check_pair)
+
+
+def csv_text(table: object) -> str:
+
+    columns = list(table.columns)  # type: ignore[attr-defined]
+    rows = zip(*(table.column(c) for c in columns))  # type: ignore[attr-defined]
+    return format_csv(columns, rows, getattr(table, "separator", ","))
+
+
+def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bool,
+                   warn: Callable[[str], None] | None) -> Callable[[TextIO], None]:
+    """The release's CSV writer (a stream of rows, never one string), with formula cells escaped when asked.
+
+    Cells that a spreadsheet would run as formulas and that are kept exact are a warning (`warn`, and the
+    report's `warnings`), or with `strict` an InputError: written exactly, they are a risk to whoever opens
+    the file, and the steward should decide."""
+    cells = report.get("formula_cells") or formula_record(table)
+    if cells["cells"] and not escape_formulas:
+        message = (f"the release holds {cells['cells']} cells that a spreadsheet would run as formulas (they start "
+                   f"with =, +, -, @, tab or CR) in columns {', '.join(map(repr, cells['columns']))}; they are "
+                   "written exactly: give --escape-formulas to prefix them with '")
+        if strict:
+            raise InputError(f"{message} (--strict makes this an error)")
+        if warn is not None:
+            warn(message)
+        if message not in report.setdefault("warnings", []):
+            report["warnings"].append(message)
+    report["formula_cells"] = dict(cells, escaped=bool(escape_formulas and cells["cells"]))
+    if not escape_formulas:
+        return table.write_csv if hasattr(table, "write_csv") else lambda handle: handle.write(csv_text(table))
+
+    def write_escaped(handle: TextIO) -> None:
+        write_csv(handle, [escape(c) for c in table.columns],
+                  ([escape(v) for v in row] for row in table.iter_rows()), table.separator)
+
+    return write_escaped
+
+
+def write_release(result: object, path: str | os.PathLike, report: str | os.PathLike | None = None,
+                  protected: Sequence[str | os.PathLike] = (), *, escape_formulas: bool = False,
+                  strict: bool = False, warn: Callable[[str], None] | None = None) -> Path:
+    """Write a run's release (CSV) and its report (JSON, default: `path` with `.json`) as a checked pair.
+
+    The one publish of kgen (`kgen anonymize`, `apply`, `demo` and the API): both files go to temporary
+    files first; the release is streamed a chunk of rows at a time (`Table.write_csv`); its size and SHA-256
+    as written go into the report's provenance; the written file is checked by the independent checker
+    against what the report claims (its QIs, every model, the suppression limit; ReleaseCheckError, exit 4);
+    only then is `verified` added and are both renamed into place (`publish`). The input named in the report
+    and the `protected` files are never overwritten.
+
+    Parameters
+    ----------
+    result
+        An anonymization or an apply (`release` and `report`); the report gains `provenance.release`,
+        `formula_cells.escaped` and `verified`.
+    path, report
+        Where the release and the report go.
+    protected
+        Files that must never be overwritten (inputs, hierarchy files).
+    escape_formulas, strict, warn
+        Formula cells escaped with `'`; with `strict` unescaped formula cells are an error, else `warn` is
+        told (see `release_writer`).
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
+    target = Path(path)
+    report_path = Path(report) if report is not None else target.with_suffix(".json")
+    if same_file(target, report_path):
+        raise InputError("is given for both the release and the report", file=str(target))
+    r = result.report  # type: ignore[attr-defined]
+    release = result.release  # type: ignore[attr-defined]
+    content = release_writer(release, r, escape_formulas, strict, warn)
+    params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
+    dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
+    k, rules = rules_from_models(r["models"], dropped)
+    source = (r.get("provenance") or {}).get("input", {}).get("path")
+    inputs = list(protected) + ([source] if source else [])
+    escaped = bool(r["formula_cells"]["escaped"])
+    publish(target, report_path, content, r, inputs,
+            lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules,
+                                        escaped, separator=getattr(release, "separator", None)))
+    return report_path

@@ -1,0 +1,169 @@
+"""The console summary of an anonymization, readable at any number of QIs.
+
+At 97 QIs a line per attribute, or the node printed as a dict, is a wall of text that hides the one fact a
+reader needs: which QIs were kept and which became `*`. The summary groups the chosen node (fully
+generalized / kept at level 0 / in between), gives LOG, suppression, classes and risk on one line each, and
+names the hierarchy each QI used, grouped by source. Every line fits in `WIDTH` columns (but for the file
+paths on the "wrote" lines): long lists of names end in "(+N more)". It is built from the report alone, so
+it can be printed again from a saved JSON report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+WIDTH = 100
+PER_QI_LINES = 12  # up to this many QIs, one line per attribute; above it, grouped lines only
+
+
+def fit(head: str, names: Sequence[str], width: int = WIDTH) -> str:
+    """`head` followed by as many `names` as fit in `width` columns, then "(+N more)"."""
+    line = head
+    for i, name in enumerate(names):
+        candidate = line + (", " if i else "") + name
+        left = len(names) - i - 1
+        if len(candidate) + (len(f" (+{left} more)") if left else 0) > width:
+            return line + f" (+{len(names) - i} more)"
+        line = candidate
+    return line
+
+
+def cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def node_groups(attributes: Mapping[str, Mapping]) -> tuple[list[str], list[str], list[str]]:
+    """QIs fully generalized (level = height > 0), kept as they are (level 0) and in between."""
+    full, kept, between = [], [], []
+    for name, a in attributes.items():
+        if a["level"] == 0:
+            kept.append(name)
+        elif a["level"] >= a["height"]:
+            full.append(name)
+        else:
+            between.append(name)
+    return full, kept, between
+
+
+def node_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> list[str]:
+    q = len(attributes)
+    full, kept, between = node_groups(attributes)
+    lines = [f"  node: {len(full)} of {q} QIs fully generalized, {len(kept)} kept at level 0, "
+             f"{len(between)} in between"]
+    if full and len(full) < q:
+        lines.append(fit(f"    fully generalized ({len(full)}): ", full, width))
+    if kept:
+        lines.append(fit(f"    kept at level 0 ({len(kept)}): ", kept, width))
+    if between:
+        lines.append(fit(f"    in between ({len(between)}): ",
+                         [f"{n} {attributes[n]['level']}/{attributes[n]['height']}" for n in between], width))
+    return lines
+
+
+def hierarchy_kind(source: str) -> str:
+    """A short name for a hierarchy source: the builder, or "file in FOLDER"."""
+    kind = source.partition(":")[0]
+    if kind in ("decimal", "intervals", "mask", "date", "decade-date", "flat"):
+        return source
+    if os.sep in source or source.endswith(".csv"):
+        return f"file in {Path(source).parent}"
+    return source
+
+
+def short_source(source: str) -> str:
+    """A hierarchy source for one line: the builder spec, or the file's name."""
+    return source if hierarchy_kind(source) == source else Path(source).name
+
+
+def hierarchy_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> list[str]:
+    groups: dict[str, list[str]] = {}
+    for name, a in attributes.items():
+        groups.setdefault(hierarchy_kind(str(a.get("hierarchy", "?"))), []).append(name)
+    lines = []
+    for kind, names in sorted(groups.items(), key=lambda item: -len(item[1])):
+        lines.append(fit(f"    {cut(kind, 50)} ({len(names)}): ", names, width))
+    return ["  hierarchies:"] + lines
+
+
+def attribute_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> list[str]:
+    lines = []
+    for name, a in attributes.items():
+        text = (f"  {cut(name, 16):>16}: level {a['level']}/{a['height']}  loss {a['loss']:.2f}  "
+                f"distinct {a['distinct_before']} -> {a['distinct_after']}  ")
+        lines.append(cut(text + short_source(str(a.get("hierarchy", ""))), width))
+    return lines
+
+
+def risk_line(risk: Mapping | None) -> list[str]:
+    if not risk:
+        return []
+    p = risk["prosecutor"]
+    small = sum(s * c for s, c in risk.get("class_sizes", []) if s < 10)
+    return [f"  risk: prosecutor highest {p['max']:.2%}, mean {p['mean']:.3%}; {p['rows_above_threshold']} rows "
+            f"above {risk['threshold']:g}",
+            f"    {risk['sample_uniques']} sample uniques; {small} rows in classes smaller than 10"]
+
+
+def text(report: Mapping, output: str | os.PathLike | None = None, report_path: str | os.PathLike | None = None,
+         width: int = WIDTH, html: str | os.PathLike | None = None) -> str:
+    """The summary of an anonymize report, every line at most `width` columns."""
+    r = report
+    attributes = r["attributes"]
+    q = len(attributes)
+    lines = [
+        f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs",
+        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows); "
+        f"{r['rows']} rows, {r['rows_released']} released",
+    ]
+    lines += node_lines(attributes, width)
+    lines.append(f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes "
+                 f"{r['classes']}  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}")
+    m = r.get("metrics")
+    if m:
+        lines.append(f"  objective {r.get('metric', 'log')} = {r['loss']:.4f}; NCP {m['ncp']:.4f}  Loss "
+                     f"{m['loss']:.4f}  entropy {m['entropy']:.4f}  DM {m['dm']:.0f}")
+    for f in r.get("privacy", []):
+        if f.get("min_distinct_l") is not None:
+            lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
+                             f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
+                             f"{f['max_t_ordered']:.4f}", width))
+    lines += bound_line(r)
+    lines += risk_line(r.get("risk"))
+    lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
+    if r.get("exact") and r["stopped"] != "complete" and not r.get("optimal"):
+        lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
+    if output is not None:
+        lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])
+    return "\n".join(lines)
+
+
+def bound_line(r: dict) -> list[str]:
+    """How far from the optimum the release is, as proved by the certified lower bound (docs/certify.md)."""
+    if r.get("optimal"):
+        return ["  optimal (proved)"]
+    if r.get("gap") is not None:
+        return [f"  within {r['gap']:.4f} of the optimum (proved: {r.get('metric', 'log')} >= {r['lower_bound']:.4f})"]
+    return []
+
+
+def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequence[str], k: int,
+               html: str | os.PathLike | None = None, suppression: float = 0.0) -> str:
+    """What to look at after `kgen demo`: the HTML report, the risk, the independent check with checksums."""
+    lines = ["Next:"]
+    if html is not None:
+        lines.append(f"  open {html} in a browser: summary, charts, risk and provenance")
+    else:
+        lines.append(f"  kgen report {report} -o {Path(report).with_suffix('.html')}")
+    lines += [
+        f"  kgen risk {output} --report {report}",
+        f"  kgen check {output} --report {report} \\",
+        f"      --k {k} --suppression {suppression:g} \\",
+        fit("      --qi ", [",".join(qis)], WIDTH) if len(",".join(qis)) < WIDTH - 12 else "      --qi QI,...",
+        "  the JSON report holds every figure, the suppressed rows and the provenance (docs/report.md)",
+    ]
+    return "\n".join(lines)
+
+
+__all__ = ["WIDTH", "next_steps", "text"]

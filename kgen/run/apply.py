@@ -1,0 +1,293 @@
+"""`kgen apply`: apply a transformation found once (the node of a saved report) to new data.
+
+The new table must have the report's quasi-identifier, identifier and sensitive columns. Each QI's hierarchy
+is rebuilt from the report (`hierarchy_specs`: a builder spec, rebuilt on the new values, or the saved
+paths), unless overridden. The node's classes that break the report's privacy models are suppressed; the
+model holds iff that suppresses at most floor(t * n) rows (t the report's suppression limit, or an override).
+
+A report is input like any other and is checked as strictly as the command line (`validate_report`): levels
+are whole numbers (not 1.7, not true, not -1) within the new data's heights, the privacy models are present
+and agree with the report's top-level k / l / t, and k is at least 2 unless the caller allows k = 1. Anything
+else is one InputError naming the report file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fitness.evaluator import Evaluation
+from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, is_whole, model_from_description
+from fitness.models import is_real as is_number
+from fitness.objective import OBJECTIVES
+from kgen.io.table import DEFAULT_MISSING, Table, as_table
+from kgen.report import build as reporting
+from kgen.run import pipeline as api
+from kgen.run.config import Config
+from lattice.errors import InputError
+from lattice.hierarchy import Hierarchy
+from lattice.node import Node
+
+
+@dataclass(frozen=True, eq=False)
+class Applied:
+    """The released table, the node's evaluation on the new data, and the apply report."""
+
+    release: Table
+    evaluation: Evaluation
+    report: dict
+    suppressed_rows: np.ndarray
+
+    @property
+    def holds(self) -> bool:
+        """The privacy models hold with at most the allowed number of suppressed rows."""
+        return bool(self.evaluation.feasible)
+
+
+def load_report(path: str | os.PathLike) -> dict:
+    """A report written by `kgen anonymize`; InputError if it cannot be read or lacks what apply needs."""
+    name = str(path)
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("report not found", file=name) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"report cannot be read: {error}", file=name) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"is not a JSON report: {error.msg} (line {error.lineno})", file=name,
+                         row=error.lineno) from None
+    if not isinstance(report, dict):
+        raise InputError("is not a kgen report (expected a JSON object)", file=name)
+    missing = [key for key in ("node", "quasi_identifiers", "models", "suppression_limit") if key not in report]
+    if missing:
+        raise InputError(f"is not a kgen report: it lacks {', '.join(missing)}", file=name)
+    return report
+
+
+def names_list(report: Mapping, key: str, name: str, required: bool = False) -> list[str]:
+    """A report key holding a list of distinct non-empty column names."""
+    value = report.get(key, [])
+    if not isinstance(value, list) or (required and not value):
+        raise bad(name, key, "must be a non-empty list of column names" if required else "must be a list of "
+                  f"column names, got {json.dumps(value)[:40]}")
+    for i, column in enumerate(value):
+        if not isinstance(column, str) or not column.strip():
+            raise bad(name, f"{key}[{i}]", f"must be a column name, got {json.dumps(column)[:40]}")
+    if len(set(value)) != len(value):
+        raise bad(name, key, "names a column twice")
+    return value
+
+
+def bad(name: str, key: str, what: str) -> InputError:
+    return InputError(f"key {key!r} {what}", file=name)
+
+
+def check_model(m: object, i: int, sensitive: list[str], name: str) -> tuple[str, object]:
+    """One saved model description, checked; (kind, its parameters) for the agreement check."""
+    key = f"models[{i}]"
+    if not isinstance(m, dict):
+        raise bad(name, key, "must be a privacy model (a JSON object)")
+    kind = m.get("model")
+    if kind == "k-anonymity":
+        if not is_whole(m.get("k")) or m["k"] < 1:
+            raise bad(name, f"{key}.k", f"must be a whole number >= 1, got {json.dumps(m.get('k'))[:40]}")
+        return kind, m["k"]
+    if kind not in ("l-diversity", "t-closeness"):
+        raise bad(name, f"{key}.model", f"must be k-anonymity, l-diversity or t-closeness, got "
+                  f"{json.dumps(kind)[:40]}")
+    column = m.get("sensitive")
+    if column not in sensitive:
+        raise bad(name, f"{key}.sensitive", f"must be one of the report's sensitive columns {sensitive}, got "
+                  f"{json.dumps(column)[:40]}")
+    if kind == "l-diversity":
+        l_value, variant = m.get("l"), m.get("variant", "distinct")
+        if not is_number(l_value) or not math.isfinite(l_value) or l_value < 1:
+            raise bad(name, f"{key}.l", f"must be a number >= 1, got {json.dumps(l_value)[:40]}")
+        if variant not in L_VARIANTS:
+            raise bad(name, f"{key}.variant", f"must be one of {', '.join(L_VARIANTS)}, got {json.dumps(variant)[:40]}")
+        c = m.get("c")
+        if variant == "recursive" and (not is_number(c) or not math.isfinite(c) or c <= 0):
+            raise bad(name, f"{key}.c", f"must be a number > 0 for recursive l-diversity, got {json.dumps(c)[:40]}")
+        return kind, (column, l_value, variant)
+    t_value, distance = m.get("t"), m.get("distance", "equal")
+    if not is_number(t_value) or not math.isfinite(t_value) or not 0 <= t_value <= 1:
+        raise bad(name, f"{key}.t", f"must be a number in [0, 1], got {json.dumps(t_value)[:40]}")
+    if distance not in DISTANCES:
+        raise bad(name, f"{key}.distance", f"must be one of {', '.join(DISTANCES)}, got {json.dumps(distance)[:40]}")
+    return kind, (column, t_value, distance)
+
+
+def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
+    """Check a saved report as strictly as command-line input; InputError (exit 2) naming the file and key.
+
+    Levels in `node` (and `heights`) are whole numbers >= 0 (a bool, a fraction, text or a negative level is
+    refused, never rounded or read as "the top"); `models` holds exactly one k-anonymity model and only models
+    on the report's sensitive columns; the top-level `k` (and `l`, `t_closeness` when present) agree with the
+    models; k >= 2 unless `allow_k1` (k = 1 releases every row as it is generalized, unprotected)."""
+    qis = names_list(report, "quasi_identifiers", name, required=True)
+    identifiers = names_list(report, "identifiers", name)
+    sensitive = names_list(report, "sensitive", name)
+    roles = [c for c in qis + identifiers + sensitive]
+    if len(set(roles)) != len(roles):
+        raise bad(name, "quasi_identifiers", "shares a column with 'identifiers' or 'sensitive'")
+    for key in ("node", "heights"):
+        levels = report.get(key, {})
+        if not isinstance(levels, dict):
+            raise bad(name, key, "must map each quasi-identifier to a level")
+        for column in qis if key == "node" else levels:
+            if column not in levels:
+                raise bad(name, f"{key}.{column}", "is missing: the report has no level for this quasi-identifier")
+            level = levels[column]
+            if not is_whole(level) or level < 0:
+                raise bad(name, f"{key}.{column}", f"must be a whole number >= 0, got {json.dumps(level)[:40]}")
+    limit = report.get("suppression_limit")
+    if not is_number(limit) or not math.isfinite(limit) or not 0 <= limit <= 1:
+        raise bad(name, "suppression_limit", f"must be a fraction in [0, 1], got {json.dumps(limit)[:40]}")
+    missing = report.get("missing", [])
+    if not isinstance(missing, list) or not all(isinstance(t, str) for t in missing):
+        raise bad(name, "missing", "must be a list of missing-value tokens (text)")
+    if "metric" in report and report["metric"] not in OBJECTIVES:
+        raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)}, got {json.dumps(report['metric'])[:40]}")
+    models = report.get("models")
+    if not isinstance(models, list) or not models:
+        raise bad(name, "models", "must list the privacy models (it is empty or not a list): without them nothing "
+                  "would be protected")
+    found = [check_model(m, i, sensitive, name) for i, m in enumerate(models)]
+    ks = [value for kind, value in found if kind == "k-anonymity"]
+    if len(ks) != 1:
+        raise bad(name, "models", f"must hold exactly one k-anonymity model, found {len(ks)}")
+    k = ks[0]
+    if "k" in report and report["k"] != k:
+        raise bad(name, "k", f"is {json.dumps(report['k'])[:40]} but the k-anonymity model says {k}: the report "
+                  "was changed")
+    for top, kind in (("l", "l-diversity"), ("t_closeness", "t-closeness")):
+        if top not in report:
+            continue  # reports of older versions
+        saved = {value[0]: value[1] for k_, value in found if k_ == kind}
+        wanted = report[top]
+        if wanted is None and saved or wanted is not None and (set(saved) != set(sensitive)
+                                                                 or any(v != wanted for v in saved.values())):
+            raise bad(name, top, f"is {json.dumps(wanted)[:40]} but the models say "
+                      f"{json.dumps(saved)[:80]}: the report was changed")
+    if k < 2 and not allow_k1:
+        raise bad(name, "models", f"asks for k = {k}: k = 1 protects no one (every row may be unique); give "
+                  "--allow-k1 (allow_k1=True) to apply it anyway")
+
+
+def hierarchy_specs(report: Mapping, source: str, overrides: Mapping[str, object]) -> dict[str, object]:
+    """Per QI: the override if given, else the report's builder spec or saved paths, else (older reports)
+    the hierarchy source it names."""
+    specs: dict[str, object] = {}
+    saved = report.get("hierarchy_specs", {})
+    attributes = report.get("attributes", {})
+    for column in report["quasi_identifiers"]:
+        if column in overrides:
+            specs[column] = overrides[column]
+        elif "rows" in saved.get(column, {}):
+            specs[column] = Hierarchy.from_rows(column, saved[column]["rows"], f"{source} (hierarchy of {column!r})")
+        elif "builder" in saved.get(column, {}):
+            specs[column] = saved[column]["builder"]
+        elif column in attributes and "hierarchy" in attributes[column]:
+            specs[column] = attributes[column]["hierarchy"]
+    return specs
+
+
+def config_from_report(report: Mapping, source: str, overrides: Mapping[str, object] | None = None,
+                       hierarchy_dir: str | None = None, suppression: float | None = None,
+                       drop_suppressed: bool = False, strict: bool = False) -> Config:
+    """The Config of the run that wrote the report (same columns, models, metric), without pruning."""
+    ks = [m["k"] for m in report["models"] if m.get("model") == "k-anonymity"]
+    return Config(
+        qi=list(report["quasi_identifiers"]), k=ks[0] if ks else 2,
+        suppression=float(report["suppression_limit"] if suppression is None else suppression),
+        identifiers=list(report.get("identifiers", [])), sensitive=list(report.get("sensitive", [])),
+        hierarchies=hierarchy_specs(report, source, overrides or {}), hierarchy_dir=hierarchy_dir,
+        missing=tuple(report.get("missing", DEFAULT_MISSING)), metric=str(report.get("metric", "log")),
+        prune=False, drop_suppressed=drop_suppressed, strict=strict,
+    )
+
+
+def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:
+    """The report's node in lattice order, checked against the hierarchies rebuilt on the new data."""
+    node, heights = report["node"], report.get("heights", {})
+    out = []
+    for qi in prepared.encoded.qis:
+        if qi.name not in node:
+            raise InputError(f"the report has no level for quasi-identifier {qi.name!r}", file=source)
+        level = node[qi.name]
+        if not is_whole(level) or level < 0:  # validate_report refuses these; a caller may have skipped it
+            raise InputError(f"key 'node.{qi.name}' must be a whole number >= 0, got {level!r}", file=source)
+        saved_height = heights.get(qi.name, qi.height)
+        if saved_height != qi.height:
+            raise InputError(
+                f"the hierarchy of {qi.name!r} has height {qi.height} on this data but {saved_height} in the "
+                "report, so the saved node does not apply; give the original hierarchy (--hierarchy "
+                f"{qi.name}=FILE)", file=source, column=qi.name)
+        if level > qi.height:
+            raise InputError(f"key 'node.{qi.name}' is level {level}, above the top ({qi.height}) of the hierarchy "
+                             "of this quasi-identifier", file=source, column=qi.name)
+        out.append(level)
+    return tuple(out)
+
+
+def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mapping[str, object] | None = None,
+          hierarchy_dir: str | None = None, suppression: float | None = None,
+          drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
+          source: str | None = None) -> Applied:
+    """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
+
+    Parameters
+    ----------
+    data
+        The new table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame.
+        It must have the report's quasi-identifier, identifier and sensitive columns.
+    report
+        A report of `kgen anonymize` (`kgen.anonymize(...).report`), or the path of its JSON file.
+    overrides
+        Per QI, a hierarchy replacing the one the report saved (a spec or a `Hierarchy`).
+    hierarchy_dir
+        A folder of `*hierarchy_<QI>.csv` files, for older reports that name their hierarchy files.
+    suppression
+        The suppression limit (a fraction of rows); default: the report's.
+    drop_suppressed
+        Leave suppressed rows out of the release.
+    allow_k1
+        Apply a report whose k is 1 (it protects no one; refused otherwise).
+    strict
+        Warnings (an unnamed column that looks like an identifier) become errors.
+    source
+        How messages name a report given as a mapping (default: its path, or "report").
+
+    Returns
+    -------
+    Applied
+        The release, the node's evaluation on the new data, the report (`kgen.report.build.apply_report`) and the
+        suppressed rows. `holds` is False when the models need more suppression than the limit allows:
+        such a release does not satisfy the report's models and `kgen apply` writes nothing.
+
+    Raises
+    ------
+    InputError
+        A report that `validate_report` refuses, a missing column, or a node beyond the new data's hierarchies.
+    """
+    source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
+    saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
+    validate_report(saved, source, allow_k1)
+    table = as_table(data)
+    config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict)
+    models: list[PrivacyModel] = [model_from_description(m) for m in saved["models"]]
+    prepared = api.prepare(table, config, models, require_feasible=False)
+    node = saved_node(saved, prepared, source)
+    evaluator = prepared.evaluator
+    evaluation = evaluator.evaluate(node)
+    suppressed = evaluator.suppressed_rows(node)
+    released = api.release(prepared, node, suppressed, drop_suppressed)
+    report = reporting.apply_report(prepared, evaluation, suppressed, released, source,
+                                    api.unnamed_columns(table, config), api.run_warnings(table, config))
+    return Applied(released, evaluation, report, suppressed)

@@ -1,0 +1,231 @@
+"""Configuration of an anonymization run, and the checks of it that need no table.
+
+The command line and the Python API build the same `Config` and go through the same checks
+(`Config.check`, called by `kgen.run.pipeline.validate`), so a bad option is the same one-line InputError (exit 2)
+whichever way it came in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
+from fitness.models import DISTANCES, L_VARIANTS, is_whole
+from fitness.models import is_real as is_number
+from kgen.io.table import DEFAULT_MISSING
+from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
+from lattice.errors import InputError
+
+LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
+ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
+         ("sensitive", "sensitive", "--sensitive"))
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What one Config field accepts, and the one message for what it does not (scikit-learn's
+    `_parameter_constraints` is the model: the table below is the only place a field's range is written)."""
+
+    label: str  # how the message names the field
+    kind: str  # "whole", "real", "choice"
+    low: float | None = None
+    high: float | None = None
+    above: bool = False  # low is exclusive
+    optional: bool = False  # None allowed
+    choices: tuple[str, ...] = ()
+    finite: bool = True
+
+    def check(self, value: object) -> None:
+        if value is None and self.optional:
+            return
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise InputError(f"unknown {self.label} {value!r}; choose {', '.join(self.choices[:-1])} or "
+                                 f"{self.choices[-1]}")
+            return
+        if not (is_whole(value) if self.kind == "whole" else is_number(value)) or not self.within(value):
+            raise InputError(f"{self.label} must be {self.wanted()}, got {value!r}")
+
+    def within(self, value: object) -> bool:
+        number = float(value)  # type: ignore[arg-type]
+        if self.finite and not math.isfinite(number):
+            return False
+        if self.low is not None and (number <= self.low if self.above else number < self.low):
+            return False
+        return self.high is None or number <= self.high
+
+    def wanted(self) -> str:
+        if self.kind == "real" and self.low == 0 and self.high == 1:
+            return "a fraction in [0, 1]"
+        noun = "a whole number" if self.kind == "whole" else "a finite number"
+        if self.label.endswith(("limit", "timeout")):
+            noun += " of seconds"
+        bound = "" if self.low is None else f" {'>' if self.above else '>='} {self.low:g}"
+        return noun + bound
+
+
+# Every Config field with a range or a set of choices, checked by `Config.check` (the models check their
+# own parameters again when they are built: `fitness.models`).
+PARAMETER_CONSTRAINTS: dict[str, Constraint] = {
+    "k": Constraint("k", "whole", low=1),
+    "suppression": Constraint("suppression", "real", low=0, high=1),
+    "l": Constraint("l", "real", optional=True),
+    "c": Constraint("c", "real", optional=True),
+    "t_closeness": Constraint("t-closeness", "real", optional=True),
+    "l_variant": Constraint("l-diversity variant", "choice", choices=L_VARIANTS),
+    "t_distance": Constraint("t-closeness distance", "choice", choices=DISTANCES),
+    "seed": Constraint("the seed", "whole", finite=False),
+    "max_evaluations": Constraint("max evaluations", "whole", low=1, optional=True),
+    "time_limit": Constraint("the time limit", "real", low=0, above=True, optional=True),
+    "kernel": Constraint("kernel", "choice", choices=KERNELS),
+    "device": Constraint("device", "choice", choices=DEVICES),
+    "backend": Constraint("backend", "choice", choices=BACKENDS),
+    "connect_timeout": Constraint("the connect timeout", "real", low=0, above=True),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What to anonymize and how: the one configuration of a run, from the command line or Python.
+
+    `kgen anonymize` builds it field by field from its options (each option's name is the field's, with
+    `-` for `_`, except where noted), so a TOML file given with `--config` uses the same names. A list field
+    given as one string is read as comma-separated names (`qi="age,zip"`), as on the command line. `check`
+    refuses settings that cannot be right on any table; `kgen.run.pipeline.validate` checks the rest against the table.
+
+    Attributes
+    ----------
+    qi : sequence of str
+        The quasi-identifiers, in lattice order (`--qi`).
+    k : int
+        k of k-anonymity: every released class has at least k rows (default 2).
+    suppression : float
+        The fraction t of rows that may be suppressed, in [0, 1]: at most floor(t * n) rows (default 0).
+    identifiers : sequence of str
+        Direct identifiers, replaced by `*` in the release (`--identifier`).
+    sensitive : sequence of str
+        Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
+    l : float or None
+        l of l-diversity on every sensitive column; None: no l-diversity.
+    l_variant : {"distinct", "entropy", "recursive"}
+        The l-diversity variant; recursive (c, l)-diversity needs `c`.
+    c : float or None
+        c of recursive (c, l)-diversity.
+    t_closeness : float or None
+        t of t-closeness on every sensitive column (EMD to the whole table's distribution); None: none.
+    t_distance : {"equal", "ordered"}
+        The ground distance of t-closeness: equal (categories) or ordered (numbers, else label order).
+    metric : str
+        The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
+    hierarchies : mapping of str to object
+        Per QI, its hierarchy: an ARX CSV file, a builder spec (decimal, intervals:W1,W2, mask, date[:FMT],
+        flat) or a `lattice.hierarchy.Hierarchy` (`kgen.io.hierarchies`); from `--hierarchy COL=SPEC`.
+    hierarchy_dir : str or None
+        A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
+    missing : sequence of str
+        The tokens that mean "missing" (default: empty, `?`, `NA`).
+    algorithm : str
+        The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
+    options : mapping of str to object
+        The algorithm's own parameters (its dataclass fields, e.g. `population`, `preset`, `selection`);
+        from `--population`, `--preset`, `--selection`.
+    seed : int
+        The random seed of the search: the same seed gives the same result.
+    max_evaluations : int or None
+        Stop after this many distinct evaluations; None: no limit (the algorithm's own, if any).
+    time_limit : float or None
+        Stop after this many seconds; None: no limit.
+    kernel : {"fast", "bitset"}
+        The class-counting kernel; results do not depend on it.
+    prune : bool
+        Pre-prune the lattice to the minimal levels that can be feasible (`--no-prune`: False).
+    drop_suppressed : bool
+        Leave suppressed rows out of the release instead of writing them with `*` in every QI.
+    jobs : int
+        Parallel workers evaluating nodes (1: serial; -1: every usable core); results do not depend on it.
+    backend : {"loky", "threading", "dask"}
+        Where the workers run (joblib's loky processes, threads, or a Dask cluster; `kgen.runners.parallel`).
+    scheduler : str or None
+        A running Dask scheduler's address (with backend "dask"); None: a local cluster of `jobs` workers.
+    batch_size : int or None
+        Nodes per parallel task; None: about two tasks per worker per population.
+    connect_timeout : float
+        Seconds to reach `scheduler` before giving up (exit 6).
+    strict : bool
+        Warnings (a column that looks like an identifier but has no role, formula cells, more jobs than cores)
+        become errors.
+    device : {"cpu", "gpu", "array"}
+        Where nodes are evaluated: cpu, gpu (CuPy, `pip install "kgen[gpu]"`) or array (the GPU code path on
+        numpy, for tests); `fitness.device_evaluator`. Results do not depend on it.
+    bound : bool
+        Add the certified lower bound (and gap) that the search's infeasible evaluations prove to the report
+        (one small integer program; docs/certify.md); `--no-bound`: False.
+    partitioned : bool
+        Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.runners.partitioned`;
+        docs/partitioned.md).
+    """
+
+    qi: Sequence[str]
+    k: int = 2
+    suppression: float = 0.0
+    identifiers: Sequence[str] = ()
+    sensitive: Sequence[str] = ()
+    l: float | None = None  # noqa: E741 (the model's name for it)
+    l_variant: str = "distinct"
+    c: float | None = None
+    t_closeness: float | None = None
+    t_distance: str = "equal"
+    metric: str = "log"
+    hierarchies: Mapping[str, object] = field(default_factory=dict)
+    hierarchy_dir: str | None = None
+    missing: Sequence[str] = DEFAULT_MISSING
+    algorithm: str = "kgen"
+    options: Mapping[str, object] = field(default_factory=dict)
+    seed: int = 0
+    max_evaluations: int | None = None
+    time_limit: float | None = None
+    kernel: str = "fast"
+    prune: bool = True
+    drop_suppressed: bool = False
+    jobs: int = 1
+    backend: str = "loky"
+    scheduler: str | None = None
+    batch_size: int | None = None
+    connect_timeout: float = CONNECT_TIMEOUT
+    strict: bool = False
+    device: str = "cpu"
+    bound: bool = True
+    partitioned: bool = False
+
+    def __post_init__(self) -> None:
+        for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters
+            value = getattr(self, name)
+            if isinstance(value, str):
+                parts = value.split(",")
+                object.__setattr__(self, name, parts if name == "missing" else [p.strip() for p in parts if p.strip()])
+
+    def check(self) -> None:
+        """Raise an InputError (exit 2) for settings that cannot be right on any table."""
+        for name, role, option in ROLES:
+            names = getattr(self, name)
+            if isinstance(names, (bytes, Mapping)) or not isinstance(names, Sequence):
+                raise InputError(f"{option} must be a list of column names, got {type(names).__name__}")
+            seen = set()
+            for column in names:
+                if not isinstance(column, str) or not column.strip():
+                    raise InputError(f"{option}: column names must be non-empty text, got {column!r}")
+                if column in seen:
+                    raise InputError(f"is named twice as a {role} ({option})", column=column)
+                seen.add(column)
+        roles: dict[str, str] = {}
+        for name, role, _ in ROLES:
+            for column in getattr(self, name):
+                if column in roles:
+                    raise InputError(f"is given two roles: {roles[column]} and {role}; give each column one role",
+                                     column=column)
+                roles[column] = role
+        for name, constraint in PARAMETER_CONSTRAINTS.items():
+            constraint.check(getattr(self, name))

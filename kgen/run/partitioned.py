@@ -1,0 +1,357 @@
+"""A whole partitioned run: open the cluster, pass 0, pre-prune, search, release, check, report.
+
+Why a module of its own: it is the one place that sequences the passes and owns the Dask client (opened
+here unless the caller lends one, closed here whatever happens), so `kgen.runners.partitioned.anonymize` (the CLI's
+`--partitioned` route) and the Python-level `anonymize_source` (a glob or a dask.dataframe) are the same
+run. The client process only ever holds distinct values, lookup arrays, per-node scalars, the suppressed
+class keys of the released node and per-part counts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dask
+import distributed  # noqa: F401 (first: without Dask's extra the error names `distributed`, one line)
+import numpy as np
+
+from fitness.metrics import suppressed_fraction
+from fitness.models import KAnonymity
+from fitness.objective import Precision, aecs_normalized, make_objective
+from kgen.check.partitioned import check_parts
+from kgen.check.verify import ReleaseCheckError
+from kgen.run.algorithms import CUT_POINT, make_search
+from kgen.run.config import Config
+from kgen.runners.parallel import ClusterError
+from kgen.runners.partitioned.domain import Domain, build_domain, distinct_of, leaf_part, merge_distinct, read_local
+from kgen.runners.partitioned.evaluator import PartitionedEvaluator, unsupported
+from kgen.runners.partitioned.release import Written, discard, publish, write_part
+from kgen.runners.partitioned.source import Source, open_source
+from lattice.box import Box
+from lattice.errors import InputError, NoSolutionError
+from lattice.pruning import minimum_levels
+from lattice.search.base import Limits, Problem, SearchResult, run_search
+
+MERGE_FAN_IN = 4
+
+
+# Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap threshold at
+# 128 KiB: every large temporary array of a map or reduce task is then mapped fresh and page-faulted in
+# (measured: about a third of the workers' CPU went to the kernel). The LocalCluster kgen starts leaves
+# glibc's adaptive defaults, as in the in-memory process. (A nanny also copies the variable into its parent's
+# environment, so after any earlier cluster of this process it is inherited: it is left out while spawning.)
+TRIM_VARIABLE = "MALLOC_TRIM_THRESHOLD_"
+WORKER_ENVIRON = {f"distributed.nanny.pre-spawn-environ.{TRIM_VARIABLE}": None}
+
+
+def local_cluster(workers: int, memory_limit: str | None = None) -> Any:
+    """A LocalCluster of `workers` single-threaded worker processes on 127.0.0.1 (see WORKER_ENVIRON)."""
+    # optional dependency: Dask (extra `distributed`)
+    from distributed import LocalCluster
+
+    inherited = os.environ.pop(TRIM_VARIABLE, None)
+    try:
+        with dask.config.set(WORKER_ENVIRON):
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                dashboard_address=":0", silence_logs=logging.ERROR,
+                                memory_limit=memory_limit or "auto")
+    finally:
+        if inherited is not None:
+            os.environ[TRIM_VARIABLE] = inherited
+
+
+def open_cluster(config: Config, memory_limit: str | None = None) -> tuple[Any, Any]:
+    """A Dask client: to `config.scheduler`, or to a LocalCluster of `config.jobs` single-threaded worker
+    processes on 127.0.0.1 (at least 1). Returns (client, cluster or None); ClusterError (exit 6) when the
+    scheduler cannot be reached or has no worker."""
+    # optional dependency: Dask (extra `distributed`)
+    from distributed import Client
+
+    if config.scheduler is None:
+        cluster = local_cluster(max(1, config.jobs if config.jobs > 0 else 2), memory_limit)
+        return Client(cluster, set_as_default=False), cluster
+    try:
+        client = Client(config.scheduler, set_as_default=False, timeout=f"{config.connect_timeout}s")
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(f"cannot connect to the Dask scheduler at {config.scheduler}: {error}") from None
+    try:
+        client.wait_for_workers(1, timeout=30)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ClusterError(f"the Dask scheduler at {config.scheduler} has no workers (waited 30 s)") from None
+    return client, None
+
+
+def validate(config: Config, source: Source) -> None:
+    """Refuse (InputError, one line) what the partitioned path cannot do, before touching the rows."""
+    if not config.qi:
+        raise InputError("no quasi-identifiers given (--qi)")
+    config.check()
+    columns = set(source.columns)
+    for group in (config.qi, config.identifiers, config.sensitive):
+        for column in group:
+            if column not in columns:
+                raise InputError("no such column in the input", file=source.name, column=column)
+    if config.l is not None:
+        raise InputError("l-diversity is not supported with --partitioned (k-anonymity only)")
+    if config.t_closeness is not None:
+        raise InputError("t-closeness is not supported with --partitioned (k-anonymity only)")
+    if config.algorithm in CUT_POINT:
+        raise InputError(f"algorithm {config.algorithm!r} is not supported with --partitioned (it reads every row)")
+    if config.device != "cpu":
+        raise InputError(f"--device {config.device} is not supported with --partitioned")
+    make_search(config.algorithm, config.options)  # an unknown algorithm or bad options: before the cluster
+
+    unsupported([KAnonymity(config.k)], make_objective(config.metric))
+
+
+@dataclass(eq=False)
+class Prepared:
+    """Pass 0's outcome: the domain, the parts on the workers, the evaluator and the (pre-pruned) box."""
+
+    source: Source
+    domain: Domain
+    parts: list[Any]
+    workers: list[str]
+    offsets: list[int]
+    rows: list[int]
+    evaluator: PartitionedEvaluator
+    box: Box
+    seconds: float
+
+
+def tree_merge(client: Any, pieces: list[Any]) -> Any:
+    while len(pieces) > 1:
+        pieces = [client.submit(merge_distinct, *pieces[i:i + MERGE_FAN_IN], pure=False)
+                  for i in range(0, len(pieces), MERGE_FAN_IN)]
+    return pieces[0]
+
+
+def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 << 20) -> Prepared:
+    """Pass 0 (distinct values, tree merge, hierarchies, lookup arrays, leaf codes on the workers), the
+    evaluator, the no-solution check and the pre-pruned box."""
+    started = time.perf_counter()
+    qis = list(config.qi)
+    local = client.compute([dask.delayed(read_local)(p, qis, source.separator) for p in source.parts()])
+    rows = client.gather([client.submit(getattr, f, "n", pure=False) for f in local])
+    n, distinct = client.gather(tree_merge(client, [client.submit(distinct_of, f, pure=False) for f in local]))
+    if n == 0:
+        raise InputError("has a header but no data rows: nothing to anonymize", file=source.name)
+    if config.k > n and config.suppression < 1.0:
+        raise InputError(f"k = {config.k} is larger than the number of rows ({n}): no release can be k-anonymous",
+                         file=source.name)
+    domain = build_domain(qis, n, distinct, config.missing, dict(config.hierarchies), config.hierarchy_dir,
+                          source.name)
+    del distinct
+    [raw, lookups] = client.scatter([list(domain.raw), list(domain.lookups)], broadcast=True)
+    who = client.who_has(local)
+    workers = [next(iter(who[f.key])) for f in local]
+    offsets = np.concatenate(([0], np.cumsum(rows)[:-1])).astype(int).tolist()
+    parts = [client.submit(leaf_part, f, i, offsets[i], raw, lookups, workers=[w], allow_other_workers=False,
+                           pure=False) for i, (f, w) in enumerate(zip(local, workers))]
+    # every part built (on its worker: only its row count comes back) before the raw values go
+    client.gather([client.submit(getattr, f, "n", workers=[w], pure=False) for f, w in zip(parts, workers)])
+    del local, raw
+    models = [_k(config.k)]
+    evaluator = PartitionedEvaluator(client, parts, workers, domain, models, config.suppression,
+                                     make_objective(config.metric), batch_bytes=batch_bytes, part_rows=max(rows))
+    heights = domain.heights
+    if not evaluator.feasible(heights):
+        top = evaluator.evaluate(heights)
+        need = math.ceil(top.suppressed / n * 10_000 - 1e-9) / 10_000
+        raise NoSolutionError(f"no transformation satisfies k = {config.k} with suppression limit "
+                              f"{config.suppression:.2%} ({evaluator.max_suppressed} of {n} rows): the most general "
+                              f"node suppresses {top.suppressed} rows; raise --suppression to at least {need:.4f}",
+                              file=source.name)
+    box = Box(minimum_levels(heights, evaluator.feasible), heights) if config.prune else Box.full(heights)
+    return Prepared(source, domain, parts, workers, offsets, rows, evaluator, box, time.perf_counter() - started)
+
+
+def _k(k: int) -> Any:
+
+    return KAnonymity(k)
+
+
+def search(prepared: Prepared, config: Config, progress: Callable[[int, object], None] | None = None) -> SearchResult:
+    evaluator = prepared.evaluator
+    problem = Problem(evaluator, prepared.box, prepared.domain.heights, evaluator.monotone_feasibility,
+                      evaluator.monotone_loss, loss_is_log=isinstance(evaluator.objective, Precision))
+    return run_search(make_search(config.algorithm, config.options),
+        problem, Limits(config.max_evaluations, config.time_limit, config.seed, progress))
+
+
+def check_output_folder(folder: str | os.PathLike) -> None:
+    """Refuse (InputError) an output that is not a new or empty folder: parts of an earlier release (or the
+    input's own parts) left beside the new ones would be read as one release."""
+    path = Path(folder)
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        what = "is not a folder" if not path.is_dir() else "already exists and is not empty"
+        raise InputError(f"{what}: give a new folder for the release parts (--output)", file=str(path))
+
+
+def release(client: Any, prepared: Prepared, config: Config, node: tuple[int, ...], folder: str) -> list[Written]:
+    """The map-only release into `folder`, under temporary names (see kgen.runners.partitioned.release)."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    domain = prepared.domain
+    plan, small = prepared.evaluator.suppressed_keys(node)
+    lookups = [domain.lookups[i][x] for i, x in enumerate(node)]
+    labels = [domain.labels[i][x] for i, x in enumerate(node)]
+    token = uuid.uuid4().hex[:12]
+    [raw, lookups_f] = client.scatter([list(domain.raw), lookups], broadcast=True)
+    tasks = [dask.delayed(write_part)(p, i, prepared.source.separator, folder, token, list(config.qi),
+                                      list(config.identifiers), raw, lookups_f, labels, plan,
+                                      config.drop_suppressed, *small)
+             for i, p in enumerate(prepared.source.parts())]
+    return list(client.gather(client.compute(tasks)))
+
+
+def anonymize_source(data: object, config: Config, output: str | None = None, client: Any = None,
+                     progress: Callable[[int, object], None] | None = None, memory_limit: str | None = None,
+                     batch_bytes: int = 64 << 20) -> dict:
+    """Anonymize a Parquet/CSV glob (or folder, or file) or a dask.dataframe with partitioned evaluation.
+
+    Parameters
+    ----------
+    data : str, os.PathLike or dask.dataframe.DataFrame
+        The input; a glob's files are partitions in sorted order.
+    config : kgen.Config
+        qi, k, suppression, identifiers, metric (log, dm, aecs), algorithm, options, seed, limits, hierarchies,
+        missing, drop_suppressed; scheduler (or jobs: local worker processes) for the cluster.
+    output : str, optional
+        A folder for the release, one `part-NNNNN.csv` per input partition; None searches only.
+    client : distributed.Client, optional
+        A client to use (not closed here); else one is opened from `config` and closed at the end.
+
+    Returns
+    -------
+    dict
+        The report: the in-memory report's node, metrics and search fields, the check's verdict, and the
+        partitioned run's figures (`partitioned`).
+
+    Raises InputError (exit 2) for what is unsupported, NoSolutionError (3), ReleaseCheckError (4),
+    ClusterError (6).
+    """
+    started = time.perf_counter()
+    if output is not None:
+        check_output_folder(output)
+    source = open_source(data)
+    validate(config, source)
+    own = client is None
+    cluster = None
+    if own:
+        client, cluster = open_cluster(config, memory_limit)
+    try:
+        prepared = prepare(client, source, config, batch_bytes)
+        result = search(prepared, config, progress)
+        if result.best is None:
+            raise NoSolutionError(f"the search ({result.algorithm}, stopped: {result.stopped}) found no feasible "
+                                  f"node in {result.evaluations} evaluations", file=source.name)
+        released = time.perf_counter()
+        written: list[Written] = []
+        check = None
+        if output is not None:
+            written = release(client, prepared, config, result.best.node, output)
+            check = check_parts(client, [w.temp for w in written], config.qi, config.k,
+                                0.0 if config.drop_suppressed else config.suppression, source.separator,
+                                prepared.evaluator.reducers)
+            if not check.passed:
+                discard(written)
+                raise ReleaseCheckError("the written release failed its independent check: "
+                                        + check.summary(output, False) + "; nothing was published")
+        try:  # the report before publishing: a failure here publishes nothing and leaves no temporary part
+            report = build_report(prepared, config, result, written, check, output)
+            report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
+                                                "search": round(result.seconds, 3),
+                                                "release_and_check": round(time.perf_counter() - released, 3),
+                                                "total": round(time.perf_counter() - started, 3)}
+        except BaseException:
+            discard(written)
+            raise
+        if written:
+            publish(written)
+        return report
+    except InputError:
+        raise
+    except (OSError, TimeoutError) as error:
+        if type(error).__module__.startswith(("distributed", "tornado", "asyncio")) or isinstance(error, TimeoutError):
+            raise ClusterError(f"the Dask cluster was lost during the partitioned run: {error}") from None
+        raise
+    finally:
+        if own:
+            try:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+            except Exception:  # noqa: BLE001 (a cleanup error must never mask the first error)
+                pass
+
+
+def build_report(prepared: Prepared, config: Config, result: SearchResult, written: list[Written],
+                 check: Any, output: str | None) -> dict:
+    """The report, with the in-memory report's names for the fields it shares."""
+    e = result.best
+    domain, evaluator, n = prepared.domain, prepared.evaluator, prepared.domain.n
+    node = e.node
+    present = None
+    if written:
+        present = [np.logical_or.reduce([w.present[i] for w in written]) for i in range(len(node))]
+    attributes = {}
+    for i, (name, level) in enumerate(zip(domain.names, node)):
+        h = domain.heights[i]
+        attributes[name] = {
+            "level": int(level), "height": h, "loss": level / h if h else 0.0,
+            "distinct_before": len(domain.labels[i][0]),
+            "distinct_after": int(present[i].sum()) if present is not None else None,
+            "hierarchy": domain.sources[name], "minimum_level": int(prepared.box.lower[i]),
+        }
+    suppressed_rows = sorted(int(r) + prepared.offsets[w.index] + 1 for w in written for r in w.suppressed)
+    return {
+        "algorithm": result.algorithm, "parameters": result.params, "seed": config.seed,
+        "max_evaluations": config.max_evaluations, "time_limit": config.time_limit, "stopped": str(result.stopped),
+        "models": [m.describe() for m in evaluator.models], "k": config.k,
+        "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
+        "rows": n, "rows_released": sum(w.written for w in written) if written else None,
+        "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
+        "sensitive": list(config.sensitive),
+        "node": {name: int(x) for name, x in zip(domain.names, node)},
+        "heights": {name: int(h) for name, h in zip(domain.names, domain.heights)},
+        "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
+        "objective": evaluator.objective.name, "loss": e.loss, "log": e.log, "los": e.los,
+        "suppressed": e.suppressed, "classes": e.classes, "smallest_class": e.smallest_class, "dm": e.dm,
+        "aecs": e.aecs, "height": int(sum(node)), "evaluations": result.evaluations, "seconds": result.seconds,
+        "prepare_seconds": prepared.seconds, "minimal_nodes_found": [list(m) for m in result.minimal],
+        "metric": config.metric,
+        "metrics": {"log": e.log, "los": suppressed_fraction(e.suppressed, n), "dm": e.dm,
+                    "dm_normalized": e.dm / (n * n), "aecs": e.aecs,
+                    "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
+                    "height": int(sum(node))},
+        "missing": list(config.missing),
+        "attributes": attributes,
+        "suppressed_rows": suppressed_rows,
+        "trace": result.trace,
+        "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
+                                                "passed": bool(check.passed)},
+        "check": None if check is None else {"passed": check.passed, "summary": check.summary(output or "", False),
+                                             "rows": check.rows, "classes": check.classes,
+                                             "smallest_class": check.smallest_class,
+                                             "suppressed_rows": check.suppressed_rows},
+        "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
+                        "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
+                        "output": output, "parts": [w.final for w in written]},
+    }
+
+
+def anonymize(data: object, config: Config, output: str | None = None,
+              progress: Callable[[int, object], None] | None = None) -> dict:
+    """The `--partitioned` entry point (`kgen.run.pipeline.anonymize` with `config.partitioned`): `data` is a
+    Parquet/CSV glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None: search
+    only). Returns the report dict (see `anonymize_source`)."""
+    return anonymize_source(data, config, output, progress=progress)

@@ -1,0 +1,199 @@
+"""Config and data in, a Prepared problem out: validation, hierarchies, encoding, models, the evaluator and
+the pre-pruned box (the first step of the one run path)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fitness.device_evaluator import make_evaluator
+from fitness.encoding import EncodedTable, encode_codes
+from fitness.evaluator import NodeEvaluator
+from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
+from fitness.objective import make_objective
+from kgen.io import hierarchies as hierarchy_specs
+from kgen.io.table import CodedColumn, Table, as_table
+from kgen.report.build import lower_bound_record  # noqa: F401 (tests/test_certify.py imports it from here)
+from kgen.run.advice import least_suppressed, no_solution_advice
+from kgen.run.algorithms import CUT_POINT
+from kgen.run.config import Config
+from kgen.run.koptimize import with_cut_points
+from kgen.run.roles import run_warnings
+from kgen.run.values import integer_labels, normalize_codes, stripped_codes
+from kgen.runners import parallel
+from lattice.box import Box
+from lattice.errors import InputError, NoSolutionError
+from lattice.hierarchy import Hierarchy
+from lattice.node import Node
+from lattice.pruning import minimum_levels
+from lattice.search.base import Evaluator, Problem
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """A table ready to search: its hierarchies, encoding, evaluator and (pre-pruned) box."""
+
+    table: Table
+    config: Config
+    hierarchies: dict[str, Hierarchy]
+    hierarchy_sources: dict[str, str]
+    qi_values: dict[str, CodedColumn]  # each QI column normalized (stripped, one missing token)
+    encoded: EncodedTable
+    evaluator: NodeEvaluator
+    box: Box
+    seconds: float
+
+    @property
+    def heights(self) -> Node:
+        return self.encoded.heights
+
+    def problem(self, evaluator: Evaluator | None = None) -> Problem:
+        """The search problem; `evaluator` (e.g. another evaluator of the same table) replaces ours."""
+        return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
+                       self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
+                       loss_is_log=bool(self.evaluator.objective.node_only),
+                       level_costs=self.level_costs)
+
+    @property
+    def level_costs(self) -> tuple[tuple[float, ...], ...] | None:
+        """Per QI, the loss of each level with nothing suppressed, for the cell-cost objectives (NCP, Loss,
+        entropy: a sum over QIs of a per-level cost, a suppressed cell costing the most); None otherwise.
+        Measured through the objective itself: one QI raised at a time from the bottom."""
+        objective = self.evaluator.objective
+        if not objective.separable:
+            return None
+        table, heights = self.encoded, self.heights
+        none = np.zeros(0, dtype=np.int64)
+
+        def loss(node: Node) -> float:
+            return float(objective(node, none, 0, table, suppressed_rows=none))
+
+        bottom = tuple(0 for _ in heights)
+        base = loss(bottom)
+        costs = []
+        for i, h in enumerate(heights):
+            levels = [loss(bottom[:i] + (level,) + bottom[i + 1 :]) - base for level in range(h + 1)]
+            costs.append(tuple(c + (base if i == 0 else 0.0) for c in levels))
+        return tuple(costs)
+
+
+def validate(table: Table, config: Config) -> None:
+    """Raise an InputError for a configuration that cannot work on this table (the one place where the CLI's
+    options and the Python API's Config are checked). With `config.strict`, the warnings of `run_warnings`
+    are errors too."""
+    if not config.qi:
+        raise InputError("no quasi-identifiers given (--qi)")
+    config.check()
+    if table.n == 0:
+        raise InputError("has a header but no data rows: nothing to anonymize", file=table.source)
+    for columns in (config.qi, config.identifiers, config.sensitive):
+        for column in columns:
+            table.column(column)
+    for column in config.hierarchies:
+        if column not in config.qi:
+            raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier",
+                             column=column)
+    if config.k > table.n and config.suppression < 1.0:  # with t = 1, as with k = n: every row may be suppressed
+        raise InputError(f"k = {config.k} is larger than the number of rows ({table.n}): no release can "
+                         "be k-anonymous", file=table.source)
+    parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
+                              config.connect_timeout)
+    if config.l is not None and config.l_variant in ("distinct", "recursive"):
+        for column in config.sensitive:  # no class can hold more distinct values than the whole column
+            distinct = len({v.strip() for v in table.column(column)})
+            if config.l > distinct:
+                raise InputError(f"{config.l_variant} l-diversity with l = {config.l:g} is impossible: the column "
+                                 f"has only {distinct} distinct values", file=table.source, column=column)
+    if config.strict:
+        warnings = run_warnings(table, config)
+        if warnings:
+            raise InputError(f"{warnings[0]} (--strict makes this an error)", file=table.source)
+
+
+def models_for(config: Config) -> list[PrivacyModel]:
+    """k-anonymity, plus l-diversity and t-closeness on every sensitive column when `l` / `t_closeness` is set."""
+    models: list[PrivacyModel] = [KAnonymity(config.k)]
+    if (config.l is not None or config.t_closeness is not None) and not config.sensitive:
+        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sensitive COLUMN)")
+    for column in config.sensitive:
+        if config.l is not None:
+            models.append(l_diversity(column, config.l, config.l_variant, config.c))
+        if config.t_closeness is not None:
+            models.append(t_closeness(column, config.t_closeness, config.t_distance))
+    return models
+
+
+def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,
+            objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
+    """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
+
+    Parameters
+    ----------
+    data
+        The table: a `kgen.Table`, a CSV path, a mapping of column name to values, or a pandas DataFrame.
+    config
+        What to anonymize and how (`kgen.Config`); checked against the table (`validate`).
+    models
+        The privacy models; default: those of `config` (`models_for`).
+    objective
+        The objective to minimize; default: `config.metric` (`fitness.objective.make_objective`).
+    require_feasible
+        Refuse a problem in which no node can be feasible (see Raises); False for `kgen apply`, which
+        evaluates one given node and reports whether it holds.
+
+    Returns
+    -------
+    Prepared
+        The table with its hierarchies, encoding, evaluator and search box (`problem()` gives the search
+        problem), ready for `search` and `finish`.
+
+    Raises
+    ------
+    InputError
+        Bad configuration or input (an unknown column, a hierarchy that does not cover a value, k above the
+        number of rows, ...), as one line naming file, row and column.
+    NoSolutionError
+        With `require_feasible`, when feasibility is monotone and even the top node is infeasible (then no
+        node is), with the least suppression limit that would help. Without monotone feasibility a lower node
+        may be feasible although the top is not: the search decides (`finish`).
+    """
+    start = time.perf_counter()
+    table = as_table(data)
+    validate(table, config)
+    if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
+
+        config = with_cut_points(table, config)
+    tokens = tuple(config.missing)
+    hierarchies, sources, qi_values, encoded_qis = {}, {}, {}, []
+    for column in config.qi:  # per distinct value, and per row only array operations (codes)
+        numbers = integer_labels(table.column(column), tokens)
+        if numbers is not None:  # canonical integers, no missing token among them: nothing to normalize
+            values = table.column(column)
+            codes, labels, token, distinct = values.codes, values.labels, None, values.labels  # type: ignore[attr-defined]
+        else:
+            codes, labels, token = normalize_codes(*table.codes(column), tokens)
+            values = CodedColumn(codes, labels)
+            distinct = [v for v in labels if v != token]
+        hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
+                                                    config.hierarchy_dir, table.source,
+                                                    column_values=values, row_number=table.row_number,
+                                                    numbers=numbers)
+        hierarchies[column], sources[column], qi_values[column] = hierarchy, source, values
+        encoded_qis.append(encode_codes(column, codes, labels, hierarchy))
+    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
+    encoded = EncodedTable(table.n, tuple(encoded_qis), sensitive)
+    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+                               objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
+                               config.kernel, config.device)
+    heights = encoded.heights
+    # Only with monotone feasibility does an infeasible top prove that no node is feasible; otherwise (t > 0
+    # with entropy or recursive l-diversity or t-closeness) a lower node may be, and the search decides (finish).
+    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(heights):
+        raise NoSolutionError(no_solution_advice(config, evaluator, least_suppressed(evaluator, heights)),
+                              file=table.source)
+    box = Box(minimum_levels(heights, evaluator.feasible), heights) if (
+        config.prune and evaluator.monotone_feasibility) else Box.full(heights)
+    return Prepared(table, config, hierarchies, sources, qi_values, encoded, evaluator, box,
+                    time.perf_counter() - start)

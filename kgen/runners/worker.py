@@ -1,0 +1,24 @@
+"""The table a parallel worker holds, shared by its threads (a module of its own: the Dask worker plugin and
+the runners both use it, and neither may import the other at module level)."""
+
+from __future__ import annotations
+
+import threading
+
+from fitness.evaluator import NodeEvaluator
+
+
+class WorkerTable:
+    """The evaluator a worker received (its table shared by the worker's threads) and, per thread that
+    computes, an evaluator of its own over that table (an evaluator's roll-up state is not thread-safe)."""
+
+    def __init__(self, evaluator: NodeEvaluator, token: str = "") -> None:
+        self.shipped, self.token = evaluator, token
+        self._here = threading.local()
+
+    def evaluator(self) -> NodeEvaluator:
+        """This thread's evaluator (made on the thread's first task)."""
+        mine = getattr(self._here, "evaluator", None)
+        if mine is None:
+            mine = self._here.evaluator = self.shipped.blank_copy()
+        return mine
