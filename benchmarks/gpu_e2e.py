@@ -8,7 +8,7 @@ Two modes:
   before it is renamed into place), then `kgen check` of the release against its report as a second child.
   Per child: wall seconds, CPU seconds and peak resident set (`os.wait4`, that child alone); with
   `--device gpu`, the GPU's peak memory in use, polled from `nvidia-smi` every 0.2 s.
-- `--phases`: the same run in this process through `kgen.api` (the code `kgen anonymize` runs, minus the
+- `--phases`: the same run in this process through `kgen.run.pipeline` (the code `kgen anonymize` runs, minus the
   argument parsing), phase by phase (read, prepare, search, finish = suppressed rows + release + report,
   write + independent check), wall and CPU seconds, the peak resident set after each and the GPU's peak
   during each: where the time goes, printed as each phase ends (a run cut short keeps what it finished).
@@ -107,11 +107,11 @@ def command_line(args: argparse.Namespace, data: Path) -> list[dict[str, object]
 
 
 def phases(args: argparse.Namespace, data: Path) -> list[dict[str, object]]:
-    """The same run through `kgen.api`, phase by phase, in this process."""
-    from kgen.api import finish, prepare, search
-    from kgen.config import Config
-    from kgen.release_io import write_release
-    from kgen.table import read_table
+    """The same run through `kgen.run.pipeline`, phase by phase, in this process."""
+    from kgen.io.table import read_table
+    from kgen.report.publish import write_release
+    from kgen.run.config import Config
+    from kgen.run.pipeline import finish, prepare, search
 
     config = Config(qi=tuple(gpu_table.COLUMNS), k=K, suppression=SUPPRESSION, device=args.device,
                     max_evaluations=args.evaluations, seed=1, bound=False)  # as the CLI run: --no-bound
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "gpu", "array"], default="array")
     parser.add_argument("--evaluations", type=int, default=5000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/kgen-e2e"), help="where the files are written")
-    parser.add_argument("--phases", action="store_true", help="phase by phase in this process (kgen.api)")
+    parser.add_argument("--phases", action="store_true", help="phase by phase in this process (kgen.run.pipeline)")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures here (markdown)")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

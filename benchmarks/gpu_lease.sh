@@ -3,7 +3,7 @@
 # tool; results/benchmarks/gpu.md says how to prepare the wheels and what each part costs.
 #
 #   part1 (at most 8 min)  : the device tests on CuPy, then the benchmark at 1M/4M/20M/100M rows
-#   part2 (at most 5 min):   kgen anonymize's path (kgen.api, phase by phase) on a 100M-row Parquet file
+#   part2 (at most 5 min):   kgen anonymize's path (kgen.run.pipeline, phases) on a 100M-row Parquet file
 #                            with --device gpu and 5,000 GA evaluations, the release written and checked
 #                            (the CSV write + check, host work, may be cut by the limit: the phases before it
 #                            are printed as they end)

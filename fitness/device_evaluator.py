@@ -6,7 +6,7 @@ namespace kernel (`fitness.xp_kernel`) per new node and a single device-to-host 
 (nodes x 4) array per batch, then builds the same `Evaluation`s as `NodeEvaluator`, field for field.
 
 It is a `NodeEvaluator` (same constructor arguments plus `device` and `device_index`), so every search,
-`kgen.api` and the report code use it unchanged; what it does not evaluate on the device it inherits:
+`kgen.run` and the report code use it unchanged; what it does not evaluate on the device it inherits:
 
 - on the device: the privacy models that are nothing but counts (their `count_rule`: k-anonymity and
   distinct l-diversity) or a per-class measure and a bound (their `measure_rule`: entropy and recursive
