@@ -238,6 +238,22 @@ class NodeEvaluator:
         evaluator too)."""
         return NodeEvaluator(self.table, self.models, self.suppression_limit, self.objective, self.kernel)
 
+    def describe(self) -> dict:
+        """What evaluates the nodes, for the report's top-level `evaluator` key: here the CPU and its kernel
+        (a `DeviceEvaluator` adds its backend, device index, fallback and counters)."""
+        return {"device": "cpu", "kernel": self.kernel, "on_device": False}
+
+    def worker_template(self) -> NodeEvaluator:
+        """What a parallel runner ships to its workers: an evaluator of the same problem with nothing computed,
+        from which each worker makes its own with `for_worker` (here a CPU evaluator; a `DeviceEvaluator`
+        ships a device evaluator, so that workers evaluate on GPUs)."""
+        return self.blank_copy()
+
+    def for_worker(self, worker: int) -> NodeEvaluator:
+        """The evaluator worker number `worker` (0, 1, ...) computes with, made from a `worker_template`
+        (here a fresh CPU evaluator; a `DeviceEvaluator` picks the worker's GPU)."""
+        return self.blank_copy()
+
     def cached(self, node: Sequence[int]) -> Evaluation | None:
         """The node's evaluation if it was evaluated before, else None (nothing is computed).
 

@@ -56,6 +56,40 @@ class CountRule:
     min_distinct: int = 0
 
 
+MEASURES = ("entropy", "recursive", "t-equal", "t-ordered")
+
+
+@dataclass(frozen=True)
+class MeasureRule:
+    """A model that compares one per-class measure of a sensitive column with a bound, in the form array
+    kernels evaluate without the model's code (`fitness.xp_measures`): what a GPU needs to evaluate entropy and
+    recursive l-diversity and t-closeness without calling the model. A class breaks the rule iff
+
+    - "entropy": its entropy (natural log) of the column's values is below `bound` (= ln l - TOLERANCE);
+    - "recursive": r_1 / (r_l + ... + r_m) is not below `bound` (= c), `l` giving where the tail starts;
+    - "t-equal" / "t-ordered": its equal / ordered EMD to the whole table's distribution is above `bound`
+      (= t + TOLERANCE).
+
+    The bound carries the model's TOLERANCE, so the kernel compares exactly as `violating` does.
+
+    Parameters
+    ----------
+    measure : str
+        One of `MEASURES`.
+    column : str
+        The sensitive column.
+    bound : float
+        The bound the measure is compared with (see above).
+    l : int
+        With "recursive", where the tail starts (else 0).
+    """
+
+    measure: str
+    column: str
+    bound: float
+    l: int = 0  # noqa: E741 (the model's name for it)
+
+
 class PrivacyModel(Protocol):
     """The interface every privacy model implements (ARX's criteria: minimal class size, monotonicity).
 
@@ -78,6 +112,9 @@ class PrivacyModel(Protocol):
         The same when classes may be suppressed (t > 0): SPEC section 3.
     count_rule : CountRule or None
         The model as counts for array kernels (the device evaluator); None when it is more than that.
+    measure_rule : MeasureRule or None
+        The model as a per-class measure and a bound for array kernels; None for a count rule or a model an
+        array kernel cannot evaluate (the device evaluator then falls back to the CPU).
     """
 
     name: str
@@ -86,6 +123,7 @@ class PrivacyModel(Protocol):
     monotone: bool
     monotone_with_suppression: bool
     count_rule: CountRule | None
+    measure_rule: MeasureRule | None
 
     @property
     def params(self) -> dict: ...
@@ -114,6 +152,7 @@ class KAnonymity:
     needs_rows: ClassVar[bool] = False
     monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = True
+    measure_rule: ClassVar[MeasureRule | None] = None
 
     def __post_init__(self) -> None:
         require_whole("k", self.k, 1)
@@ -295,6 +334,7 @@ class DistinctLDiversity:
     needs_rows: ClassVar[bool] = True
     monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = True
+    measure_rule: ClassVar[MeasureRule | None] = None
 
     def __post_init__(self) -> None:
         require_whole("l", self.l, 1, " for distinct l-diversity")
@@ -357,6 +397,10 @@ class EntropyLDiversity:
         return _least_rows_for_entropy(self.l)
 
     @property
+    def measure_rule(self) -> MeasureRule:
+        return MeasureRule("entropy", self.column, math.log(self.l) - TOLERANCE)
+
+    @property
     def params(self) -> dict:
         return {"variant": "entropy", "l": self.l, "sensitive": self.column}
 
@@ -403,6 +447,10 @@ class RecursiveCLDiversity:
         return self.l  # fewer rows hold fewer than l values
 
     @property
+    def measure_rule(self) -> MeasureRule:
+        return MeasureRule("recursive", self.column, self.c, self.l)
+
+    @property
     def params(self) -> dict:
         return {"variant": "recursive", "c": self.c, "l": self.l, "sensitive": self.column}
 
@@ -444,6 +492,10 @@ class TCloseness:
             raise InputError(f"t of t-closeness must be in [0, 1], got {self.t}")
         if self.distance not in DISTANCES:
             raise InputError(f"unknown t-closeness distance {self.distance!r}; choose equal or ordered")
+
+    @property
+    def measure_rule(self) -> MeasureRule:
+        return MeasureRule(f"t-{self.distance}", self.column, self.t + TOLERANCE)
 
     @property
     def params(self) -> dict:

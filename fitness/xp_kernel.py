@@ -19,8 +19,12 @@ kernel therefore keeps every data-dependent size on the device:
 
 Privacy models evaluated here: those that are nothing but counts (`fitness.models.CountRule`): a least class
 size k (count < k) and least numbers of distinct sensitive values per class (distinct < l, counted from
-(class, value) pair keys the same way); `fitness.device_evaluator.device_spec` builds the `ModelSpec` from the
-models' rules. Other models and row-cost metrics run on the CPU evaluator (see `fitness.device_evaluator`).
+(class, value) pair keys the same way); and those that compare a per-class measure of a sensitive column with
+a bound (`fitness.models.MeasureRule`: entropy and recursive l-diversity, equal and ordered t-closeness),
+computed by `fitness.xp_measures` from the same (class, value) counts. `fitness.device_evaluator.device_spec`
+builds the `ModelSpec` from the models' rules. The cell-cost metrics (NCP, Loss, non-uniform entropy) add one
+float per node: the suppressed cells' extra cost (`xp_measures.cost_correction`), sent back as the fifth
+figure (its float64 bits in the int64 row).
 
 The few operations that differ between numpy and CuPy (counting into bins, copying to the host) go through
 `Backend`; everything else is the common array API subset both libraries implement identically.
@@ -28,6 +32,8 @@ The few operations that differ between numpy and CuPy (counting into bins, copyi
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,12 +41,15 @@ from typing import Any
 
 import numpy as np
 
+from fitness import xp_measures
 from fitness.encoding import EncodedTable
+from fitness.models import MeasureRule, reference_distribution
+from fitness.objective import CellCosts
 
 MAX_SPAN = 1 << 62  # the key never reaches this: key * card + code stays below 2**63
 U32 = 1 << 32
 NO_CLASS = int(np.iinfo(np.int64).max)  # the "smallest class" of a node that releases nothing (reported as 0)
-STATS = ("classes", "suppressed", "smallest", "sum_squares")
+STATS = ("classes", "suppressed", "smallest", "sum_squares", "cost_correction")
 
 
 class Backend:
@@ -54,12 +63,34 @@ class Backend:
     """
 
     def __init__(self, xp: Any, name: str, count_factor: int, min_count: int = 1 << 16,
-                 scatter_add: Any = None) -> None:
+                 scatter_add: Any = None, device_id: int = 0) -> None:
         self.xp = xp
         self.name = name
         self.count_factor = count_factor
         self.min_count = min_count
         self._scatter_add = scatter_add
+        self.device_id = device_id
+
+    def activate(self) -> Any:
+        """A context in which the namespace works on this backend's device: CuPy's `Device(device_id)` (each
+        worker thread or process evaluates on its own GPU); nothing for numpy."""
+        if self.name == "cupy":
+            return self.xp.cuda.Device(self.device_id)
+        return contextlib.nullcontext()
+
+    def on_device(self, device_id: int) -> Backend:
+        """The same backend on another device (see `fitness.device_evaluator.pick_device`)."""
+        return Backend(self.xp, self.name, self.count_factor, self.min_count, self._scatter_add, device_id)
+
+    def sums(self, index: Any, size: int, weights: Any) -> Any:
+        """float64 sums of `weights` per value of `index` in [0, size) (numpy: `bincount`; CuPy: a float
+        scatter-add, whose order of addition is the GPU's: equal to numpy's up to float rounding)."""
+        xp = self.xp
+        if self._scatter_add is None:
+            return xp.bincount(index, weights=weights, minlength=size)
+        out = xp.zeros(size, dtype=xp.float64)
+        self._scatter_add(out, index, weights.astype(xp.float64, copy=False))
+        return out
 
     def count_limit(self, n: int) -> int:
         return max(self.count_factor * n, self.min_count)
@@ -91,24 +122,33 @@ class Backend:
 NUMPY = Backend(np, "numpy", 4)
 
 
-def cupy_backend() -> Backend:
-    """The CuPy backend on the current GPU. Raises ImportError without CuPy and RuntimeError without a
-    usable CUDA device (the caller turns both into one line for the user)."""
+def cupy_device_count() -> int:
+    """The CUDA devices CuPy sees. Raises ImportError without CuPy and RuntimeError without a driver."""
     cp = importlib.import_module("cupy")
     try:
-        count = cp.cuda.runtime.getDeviceCount()
+        return int(cp.cuda.runtime.getDeviceCount())
     except Exception as error:  # CuPy raises CUDARuntimeError without a driver; its class needs CUDA to import
         raise RuntimeError(f"CuPy cannot reach a CUDA device ({type(error).__name__}: {error})") from None
+
+
+def cupy_backend(device_id: int = 0) -> Backend:
+    """The CuPy backend on GPU `device_id`. Raises ImportError without CuPy and RuntimeError without a
+    usable CUDA device (the caller turns both into one line for the user)."""
+    cp = importlib.import_module("cupy")
+    count = cupy_device_count()
     if count < 1:
         raise RuntimeError("CuPy sees no CUDA device")
+    if not 0 <= device_id < count:
+        raise RuntimeError(f"CUDA device {device_id} does not exist: CuPy sees {count}")
     try:  # a first kernel: CuPy compiles on demand, and a driver/toolkit mismatch only shows here
-        if int((cp.arange(4, dtype=cp.int64) * 2).sum()) != 12:
-            raise RuntimeError("CuPy computed 2 * (0 + 1 + 2 + 3) wrong")
+        with cp.cuda.Device(device_id):
+            if int((cp.arange(4, dtype=cp.int64) * 2).sum()) != 12:
+                raise RuntimeError("CuPy computed 2 * (0 + 1 + 2 + 3) wrong")
     except Exception as error:
         raise RuntimeError(f"CuPy cannot run a kernel ({type(error).__name__}: {error})") from None
     import cupyx  # type: ignore[import-not-found]
 
-    return Backend(cp, "cupy", 1, scatter_add=cupyx.scatter_add)
+    return Backend(cp, "cupy", 1, scatter_add=cupyx.scatter_add, device_id=device_id)
 
 
 def narrow_dtype(card: int) -> np.dtype:
@@ -130,7 +170,10 @@ def level_lookup(leaf_codes: np.ndarray, level_codes: np.ndarray, leaf_card: int
 class DeviceTable:
     """An encoded table on a backend: per QI its leaf codes (narrowest dtype) and per level a lookup array
     from leaf code to level code (None at level 0, where the code is the leaf code; each in the narrowest
-    dtype of its level's codes); per needed sensitive column its codes and cardinality."""
+    dtype of its level's codes); per needed sensitive column its codes and cardinality (from `from_encoded`:
+    the values' ranks in the ordered distance's order) and, for the measures, its reference distribution
+    (q by rank, cumulative q by rank); with a cell-cost metric, per QI and level the per-leaf extra cost of a
+    suppressed cell (`costs`, None where it is zero everywhere)."""
 
     backend: Backend
     n: int
@@ -138,31 +181,47 @@ class DeviceTable:
     lookups: tuple[tuple[Any, ...], ...]
     cards: tuple[tuple[int, ...], ...]
     sensitive: dict[str, tuple[Any, int]] = field(default_factory=dict)
+    references: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    costs: tuple[tuple[Any, ...], ...] | None = None
 
     @property
     def nbytes(self) -> int:
         """Bytes held on the device (leaf codes, lookups, sensitive codes)."""
         arrays = list(self.leaves) + [a for levels in self.lookups for a in levels if a is not None]
         arrays += [codes for codes, _ in self.sensitive.values()]
+        arrays += [a for pair in self.references.values() for a in pair]
+        arrays += [a for levels in self.costs or () for a in levels if a is not None]
         return int(sum(a.nbytes for a in arrays))
 
     @staticmethod
     def from_encoded(table: EncodedTable, backend: Backend, chunk_rows: int = 1 << 22,
-                     sensitive: Sequence[str] = ()) -> DeviceTable:
-        """Move an encoded table to the device: its leaf codes (in chunks, see `from_codes`) and, per level,
-        the lookup from leaf code to level code (built on the host from the level's codes)."""
+                     sensitive: Sequence[str] = (), costs: CellCosts | None = None) -> DeviceTable:
+        """Move an encoded table to the device: its leaf codes (in chunks, see `from_codes`), per level the
+        lookup from leaf code to level code (`EncodedQI.leaf_map`: from the hierarchy's maps, no pass over the
+        rows per level), the `sensitive` columns as value ranks with their reference distributions, and with
+        `costs` the per-leaf extra cost of a suppressed cell per QI and level."""
         leaves, lookups, cards = [], [], []
         for qi in table.qis:
-            leaf_codes = qi.codes[0]
-            leaves.append(leaf_codes)
-            lookups.append([level_lookup(leaf_codes, qi.codes[level], qi.cards[0], narrow_dtype(qi.cards[level]))
+            leaves.append(qi.codes[0])
+            lookups.append([qi.leaf_map(level).astype(narrow_dtype(qi.cards[level]))
                             for level in range(1, qi.height + 1)])
             cards.append(tuple(qi.cards))
-        columns = {}
+        columns, references = {}, {}
         for name in sensitive:
             codes, labels = table.sensitive[name]
-            columns[name] = (codes, max(len(labels), 1))
-        return DeviceTable.from_codes(backend, table.n, leaves, lookups, cards, columns, chunk_rows)
+            q, rank = reference_distribution(table, name)
+            columns[name] = (rank[codes] if codes.size else codes, max(len(labels), 1))
+            q_ranked = np.zeros(max(len(labels), 1))
+            q_ranked[rank] = q
+            references[name] = (q_ranked, np.cumsum(q_ranked))
+        device = DeviceTable.from_codes(backend, table.n, leaves, lookups, cards, columns, chunk_rows)
+        xp = backend.xp
+        device.references.update({name: (xp.asarray(q), xp.asarray(cum)) for name, (q, cum) in references.items()})
+        if costs is None:
+            return device
+        extra = tuple(tuple(_nonzero(backend, costs.extra_cost(i, level)) for level in range(qi.height + 1))
+                      for i, qi in enumerate(table.qis))
+        return dataclasses.replace(device, costs=extra)
 
     @staticmethod
     def from_codes(backend: Backend, n: int, leaves: Sequence[np.ndarray], lookups: Sequence[Sequence[np.ndarray]],
@@ -186,6 +245,11 @@ class DeviceTable:
                    for name, (codes, card) in (sensitive or {}).items()}
         return DeviceTable(backend, n, tuple(device_leaves), tuple(device_lookups),
                            tuple(tuple(int(c) for c in card) for card in cards), columns)
+
+
+def _nonzero(backend: Backend, table: np.ndarray) -> Any:
+    """A per-leaf table on the device, or None when it is zero everywhere (no gather for it)."""
+    return backend.xp.asarray(table) if table.size and np.any(table != 0) else None
 
 
 def _upload(backend: Backend, host: np.ndarray, dtype: np.dtype, chunk_rows: int) -> Any:
@@ -307,49 +371,78 @@ def distinct_values(table: DeviceTable, found: Classes, column: str) -> Any:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """The privacy models the kernel evaluates: k (classes smaller are suppressed; 1 = none) and the least
-    numbers of distinct values as (sensitive column, l) pairs."""
+    """The privacy models the kernel evaluates: k (classes smaller are suppressed; 1 = none), the least
+    numbers of distinct values as (sensitive column, l) pairs, and the measure rules
+    (`fitness.models.MeasureRule`: entropy, recursive, t-equal, t-ordered)."""
 
     k: int = 1
     distinct: tuple[tuple[str, int], ...] = ()
+    measures: tuple[MeasureRule, ...] = ()
 
     @property
     def needs_ids(self) -> bool:
-        return bool(self.distinct)
+        return bool(self.distinct or self.measures)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The sensitive columns the models read, each once, in order."""
+        names = [column for column, _ in self.distinct] + [rule.column for rule in self.measures]
+        return tuple(dict.fromkeys(names))
 
 
 def violating(table: DeviceTable, found: Classes, spec: ModelSpec) -> Any:
     """Per class id, whether the (present) class breaks a model."""
-    present = found.sizes > 0
-    bad = found.sizes < spec.k
+    backend = table.backend
+    sizes = found.sizes
+    present = sizes > 0
+    bad = sizes < spec.k
     for column, l in spec.distinct:  # noqa: E741 (the model's name for it)
         bad |= distinct_values(table, found, column) < l
+    runs: dict[str, xp_measures.ValueRuns] = {}  # one count of (class, value) pairs per column and node
+    for rule in spec.measures:
+        if rule.column not in runs:
+            codes, card = table.sensitive[rule.column]
+            runs[rule.column] = xp_measures.value_runs(backend, found.ids, int(sizes.size), codes, card)
+        bad |= xp_measures.breaks(backend, rule.measure, runs[rule.column], sizes, table.n, rule.bound, rule.l,
+                                  table.references[rule.column])
     return bad & present
 
 
 def node_stats(table: DeviceTable, node: Sequence[int], spec: ModelSpec) -> Any:
     """The int64 device vector (released classes, suppressed rows, smallest released class or NO_CLASS, sum of
-    squared released class sizes) of a node."""
+    squared released class sizes, the cell-cost correction's float64 bits or 0) of a node."""
     xp = table.backend.xp
-    found = classes(table, node, spec.needs_ids)
+    found = classes(table, node, spec.needs_ids or table.costs is not None)
     sizes = found.sizes
     bad = violating(table, found, spec)
     released = (sizes > 0) & ~bad
-    return xp.stack([  # Python scalars, not device scalars: no host-to-device copy per node
+    if table.costs is None:
+        correction = xp.zeros(1, dtype=xp.int64)
+    else:
+        extra = tuple(levels[level] for levels, level in zip(table.costs, node, strict=True))
+        total = xp_measures.cost_correction(table.backend, table.leaves, extra, bad[found.ids])
+        correction = xp.reshape(total.astype(xp.float64), (1,)).view(xp.int64)
+    return xp.concatenate([xp.stack([  # Python scalars, not device scalars: no host-to-device copy per node
         released.sum(dtype=xp.int64),
         xp.where(bad, sizes, 0).sum(dtype=xp.int64),
         xp.where(released, sizes, NO_CLASS).min(),
         xp.where(released, sizes * sizes, 0).sum(dtype=xp.int64),
-    ])
+    ]), correction])
 
 
 def batch_stats(table: DeviceTable, nodes: Sequence[Sequence[int]], spec: ModelSpec) -> np.ndarray:
-    """`node_stats` of every node as one host (len(nodes), 4) int64 array: one device-to-host copy per batch."""
+    """`node_stats` of every node as one host (len(nodes), 5) int64 array: one device-to-host copy per batch
+    (the last column holds float64 bits: read it with `corrections`)."""
     backend = table.backend
     if not nodes:
         return np.zeros((0, len(STATS)), dtype=np.int64)
     stacked = backend.xp.stack([node_stats(table, node, spec) for node in nodes])
     return backend.to_host(stacked).astype(np.int64, copy=False).reshape(len(nodes), len(STATS))
+
+
+def corrections(figures: np.ndarray) -> np.ndarray:
+    """The cell-cost corrections (float64) of a `batch_stats` array."""
+    return np.ascontiguousarray(figures[:, len(STATS) - 1]).view(np.float64)
 
 
 def suppressed_mask(table: DeviceTable, node: Sequence[int], spec: ModelSpec) -> np.ndarray:

@@ -8,6 +8,8 @@ exact search.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import pickle
 import subprocess
 import sys
@@ -22,17 +24,54 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fitness import kernel, xp_kernel
-from fitness.device_evaluator import DeviceEvaluator, backend_for, make_evaluator
+from fitness.device_evaluator import DeviceEvaluator, backend_for, make_evaluator, pick_device, visible_devices
 from fitness.encoding import EncodedTable, dense_codes, encode_column
 from fitness.evaluator import NodeEvaluator
-from fitness.models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
-from fitness.objective import AverageClassSize, Discernibility, NormalizedCertaintyPenalty, Precision
+from fitness.models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from fitness.objective import (
+    AverageClassSize,
+    Discernibility,
+    GeneralizedLoss,
+    NonUniformEntropy,
+    NormalizedCertaintyPenalty,
+    Precision,
+)
 from lattice.box import Box
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A GPU session scales the examples down (KGEN_DEVICE_TEST_SCALE=0.25): each CuPy example launches hundreds of
+# small kernels, and a lease is minutes long (benchmarks/gpu_lease.sh).
+SCALE = float(os.environ.get("KGEN_DEVICE_TEST_SCALE", "1"))
+
+
+def examples(count: int) -> int:
+    return max(3, round(count * SCALE))
+
+
+SETTINGS = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 OBJECTIVES = {"log": Precision, "dm": Discernibility, "aecs": AverageClassSize}
+# every metric the device evaluates: the summary ones exactly, the cell-cost ones to float rounding
+ALL_OBJECTIVES = {**OBJECTIVES, "ncp": NormalizedCertaintyPenalty, "loss": GeneralizedLoss,
+                  "entropy": NonUniformEntropy}
+# every privacy model on the sensitive column `s` beside k-anonymity (None: k-anonymity alone)
+SENSITIVE_MODELS = {
+    "none": lambda: [],
+    "distinct": lambda: [DistinctLDiversity("s", 2)],
+    "entropy": lambda: [EntropyLDiversity("s", 1.8)],
+    "recursive": lambda: [RecursiveCLDiversity("s", 2.0, 2)],
+    "t-equal": lambda: [TCloseness("s", 0.4, "equal")],
+    "t-ordered": lambda: [TCloseness("s", 0.3, "ordered")],
+    "all": lambda: [EntropyLDiversity("s", 1.5), RecursiveCLDiversity("s", 3.0, 2), TCloseness("s", 0.5, "equal"),
+                    TCloseness("s", 0.45, "ordered")],
+}
 
 
 def cupy_backends() -> list[xp_kernel.Backend]:
@@ -71,7 +110,9 @@ def tables(draw: st.DrawFn, max_rows: int = 60, max_qis: int = 4) -> EncodedTabl
         rows = [[v] + [str(int(v) // base ** (level + 1)) for level in range(depth)] + ["*"]
                 for v in sorted(set(values))]
         qis.append(encode_column(f"q{i}", values, Hierarchy.from_rows(f"q{i}", rows)))
-    sensitive = [str(v) for v in draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))]
+    # up to 12 values, so that numeric order ("2" < "10") differs from the codes' string order
+    domain = draw(st.integers(1, 12))
+    sensitive = [str(v) for v in draw(st.lists(st.integers(0, domain - 1), min_size=n, max_size=n))]
     return EncodedTable(n, tuple(qis), {"s": dense_codes(sensitive)})
 
 
@@ -92,10 +133,15 @@ def reference_sizes(table: EncodedTable, node: tuple[int, ...]) -> list[int]:
 
 
 def assert_same(cpu: NodeEvaluator, device: DeviceEvaluator, nodes: list[tuple[int, ...]]) -> None:
-    """Every Evaluation field, the class sizes and the suppressed rows are equal on every node."""
+    """Every Evaluation field, the class sizes and the suppressed rows are equal on every node: exactly, but
+    for the loss of a cell-cost metric (a float sum over the suppressed cells, added in another order), which
+    is equal to relative 1e-12."""
     evaluations = device.evaluate_many(nodes)  # one batch
     for node, got in zip(nodes, evaluations, strict=True):
         want = cpu.evaluate(node)
+        if device.costs is not None:
+            assert got.loss == pytest.approx(want.loss, rel=1e-12, abs=1e-14), (node, got, want)
+            got = dataclasses.replace(got, loss=want.loss)
         assert got == want, (node, got, want)
         assert np.array_equal(device.suppressed_rows(node), cpu.suppressed_rows(node)), node
         if device.on_device:
@@ -118,7 +164,7 @@ def test_device_evaluations_equal_the_cpu_evaluator_on_random_tables(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=examples(15))
 @given(data=st.data(), n=st.integers(2, 80), q=st.integers(64, 80))
 def test_class_sizes_on_64_or_more_binary_qis_equal_a_plain_tuple_count(
         backend: xp_kernel.Backend, data: st.DataObject, n: int, q: int) -> None:
@@ -216,21 +262,76 @@ def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> 
     assert device.stats["batches"] == 1 and device.stats["device_nodes"] == len(nodes)
 
 
-@pytest.mark.parametrize("case", ["entropy-l", "t-closeness", "ncp"])
-def test_models_and_metrics_off_the_device_fall_back_to_the_cpu_evaluator(case: str) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(SETTINGS, max_examples=examples(30))
+@given(table=tables(), k=st.integers(1, 3), t=st.sampled_from([0.0, 0.1, 0.4]),
+       models=st.sampled_from(sorted(SENSITIVE_MODELS)), objective=st.sampled_from(sorted(ALL_OBJECTIVES)))
+def test_every_model_and_metric_on_the_device_equals_the_cpu_evaluator_on_random_tables(
+        backend: xp_kernel.Backend, table: EncodedTable, k: int, t: float, models: str, objective: str) -> None:
+    chosen: list[PrivacyModel] = [KAnonymity(k), *SENSITIVE_MODELS[models]()]
+    cpu = NodeEvaluator(table, chosen, t, ALL_OBJECTIVES[objective]())
+    device = DeviceEvaluator(table, chosen, t, ALL_OBJECTIVES[objective](), backend=backend)
+    assert device.on_device and device.fallback_reason is None
+    assert_same(cpu, device, list(Box.full(table.heights).nodes()))
+    assert device.stats["host_copies"] == 1 and device.stats["host_nodes"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("measure", ["entropy", "recursive", "t-equal", "t-ordered"])
+def test_per_class_measures_equal_the_cpu_formulas(backend: xp_kernel.Backend, measure: str) -> None:
+    """The measures themselves (not only the verdicts) per class, on a table where classes of every shape
+    occur: one value, all values, skewed, and numeric labels whose order differs from their codes'."""
+    from fitness import models as cpu_models
+    from fitness import xp_measures
+
+    rng = np.random.default_rng(17)
+    n = 3000
+    qi = rng.integers(0, 40, n)
+    s = np.where(qi % 7 == 0, 3, rng.zipf(1.7, n) % 15)  # some classes hold a single value
+    table = EncodedTable(n, (encode_column("q", [str(v) for v in qi],
+                                           Hierarchy.from_rows("q", [[str(v), "*"] for v in range(40)])),),
+                         {"s": dense_codes([str(v) for v in s])})
+    evaluator = NodeEvaluator(table, [KAnonymity(1)], 0.0)
+    partition = evaluator.partition((0,), with_rows=True)
+    vc = cpu_models.value_counts(partition, table, "s")
+    q, rank = cpu_models.reference_distribution(table, "s")
+    want = {"entropy": lambda: cpu_models.class_entropy(vc),
+            "recursive": lambda: cpu_models.class_recursive_ratio(vc, 3),
+            "t-equal": lambda: cpu_models.equal_distance(vc, q),
+            "t-ordered": lambda: cpu_models.ordered_distance(vc, q, rank)}[measure]()
+    device = xp_kernel.DeviceTable.from_encoded(table, backend, sensitive=("s",))
+    found = xp_kernel.classes(device, (0,), with_ids=True)
+    codes, m = device.sensitive["s"]
+    runs = xp_measures.value_runs(backend, found.ids, int(found.sizes.size), codes, m)
+    q_ranked, cum_q = device.references["s"]
+    got = {"entropy": lambda: xp_measures.entropy(backend, runs, found.sizes),
+           "recursive": lambda: xp_measures.recursive_ratio(backend, runs, found.sizes, n, 3),
+           "t-equal": lambda: xp_measures.equal_distance(backend, runs, found.sizes, q_ranked),
+           "t-ordered": lambda: xp_measures.ordered_distance(backend, runs, found.sizes, cum_q)}[measure]()
+    sizes = backend.to_host(found.sizes)
+    got_present = backend.to_host(got)[sizes > 0]
+    # classes are numbered in key order on both sides: the present ids in order are the CPU's classes
+    assert got_present.shape == want.shape
+    assert np.allclose(got_present, want, rtol=1e-12, atol=1e-14), np.abs(got_present - want).max()
+    if measure == "recursive":  # integer counts: the ratio is exactly the CPU's
+        assert np.array_equal(got_present, want)
+
+
+def test_a_model_or_metric_the_device_cannot_evaluate_falls_back_to_the_cpu_evaluator() -> None:
     rng = np.random.default_rng(5)
     bits = rng.integers(0, 3, (120, 3))
     qis = tuple(encode_column(f"q{i}", [str(v) for v in bits[:, i]],
                               Hierarchy.from_rows(f"q{i}", [[str(v), "*"] for v in range(3)])) for i in range(3))
     table = EncodedTable(120, qis, {"s": dense_codes([str(v) for v in rng.integers(0, 3, 120)])})
-    models = [KAnonymity(2)] + {"entropy-l": [EntropyLDiversity("s", 2)], "t-closeness": [TCloseness("s", 0.3)],
-                                "ncp": []}[case]
-    objective = NormalizedCertaintyPenalty() if case == "ncp" else Precision()
-    cpu = NodeEvaluator(table, models, 0.2, objective)
-    device = DeviceEvaluator(table, models, 0.2, objective, device="array")
-    assert not device.on_device and device.fallback_reason
-    assert_same(cpu, device, list(Box.full(table.heights).nodes()))
-    assert device.stats["device_nodes"] == 0 and device._device_table is None
+    nodes = list(Box.full(table.heights).nodes())
+    for models, objective, reason in [
+            ([AtLeastWithoutRule(2)], Precision(), "privacy model(s) at-least evaluated on the CPU"),
+            ([KAnonymity(2)], OpaqueMetric(), "metric opaque evaluated on the CPU")]:
+        cpu = NodeEvaluator(table, [KAnonymity(2)], 0.2, objective)
+        device = DeviceEvaluator(table, models, 0.2, objective, device="array")
+        assert not device.on_device and device.fallback_reason == reason
+        assert_same(cpu, device, nodes)
+        assert device.stats["device_nodes"] == 0 and device._device_table is None
 
 
 @dataclass(frozen=True)
@@ -249,10 +350,23 @@ class AtLeastWithoutRule(AtLeast):
     """The same model without a count rule: the device cannot know what it checks."""
 
     count_rule: ClassVar[None] = None  # type: ignore[assignment]
+    measure_rule: ClassVar[None] = None
+
+
+@dataclass(frozen=True)
+class OpaqueMetric(NormalizedCertaintyPenalty):
+    """NCP under another name, without the cell costs the device needs: it must fall back to the CPU."""
+
+    name: ClassVar[str] = "opaque"
+
+    def __call__(self, *args: object, **kwargs: object) -> float:
+        return NormalizedCertaintyPenalty()(*args, **kwargs)  # type: ignore[arg-type]
+
+    costs = None  # type: ignore[assignment]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=examples(15))
 @given(table=tables(), k=st.integers(1, 4), t=st.sampled_from([0.0, 0.3]))
 def test_the_device_asks_the_models_for_their_count_rule_not_their_type(backend: xp_kernel.Backend,
                                                                         table: EncodedTable, k: int, t: float) -> None:
@@ -334,7 +448,7 @@ def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, 
     assert array.search.evaluations == cpu.search.evaluations and array.search.minimal == cpu.search.minimal
     assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
     assert array.release.values == cpu.release.values
-    timing = ("seconds", "prepare_seconds", "bound_seconds", "provenance")
+    timing = ("seconds", "prepare_seconds", "bound_seconds", "provenance", "evaluator")  # evaluator: who evaluated
     report_cpu = {k: v for k, v in cpu.report.items() if k not in timing}
     report_array = {k: v for k, v in array.report.items() if k not in timing}
     assert report_array == report_cpu
@@ -355,3 +469,76 @@ def test_distinct_l_diversity_through_the_api_runs_on_the_device(adult_csv: Path
     array = anonymize(table, Config(**common, device="array"))  # type: ignore[arg-type]
     assert array.evaluation == cpu.evaluation
     assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
+
+
+# --- one device per worker ----------------------------------------------------------------------------------
+
+def test_workers_are_given_the_visible_devices_round_robin() -> None:
+    assert [pick_device(worker, 3) for worker in range(7)] == [0, 1, 2, 0, 1, 2, 0]
+    assert [pick_device(worker, 1) for worker in range(3)] == [0, 0, 0]
+    with pytest.raises(InputError, match="no GPU"):
+        pick_device(0, 0)
+    with pytest.raises(ValueError, match="start at 0"):
+        pick_device(-1, 2)
+    assert visible_devices("array") == 1
+    if not CUPY:
+        assert visible_devices("gpu") == 0
+
+
+def test_each_worker_copy_evaluates_on_its_own_device_and_agrees_with_the_cpu() -> None:
+    """With a fake count of 3 devices (numpy stands for each), worker copies take devices 0, 1, 2, 0 and every
+    copy gives the CPU evaluator's evaluations; the copy starts with nothing computed."""
+    rng = np.random.default_rng(8)
+    table = binary_table(rng.integers(0, 2, (200, 4)))
+    models = [KAnonymity(3)]
+    parent = DeviceEvaluator(table, models, 0.05, device="array")
+    parent.evaluate((0, 0, 0, 0))
+    cpu = NodeEvaluator(table, models, 0.05)
+    nodes = list(Box.full(table.heights).nodes())
+    copies = [parent.worker_copy(worker, device_count=3) for worker in range(4)]
+    assert [c.device_index for c in copies] == [0, 1, 2, 0]
+    assert [c.backend.device_id for c in copies] == [0, 1, 2, 0]
+    assert [c.describe()["device_index"] for c in copies] == [0, 1, 2, 0]
+    assert NodeEvaluator(table, models, 0.05).describe() == {"device": "cpu", "kernel": "fast", "on_device": False}
+    assert {"device": "array", "backend": "numpy", "on_device": True}.items() <= copies[1].describe().items()
+    for copy in copies:
+        assert copy.state.evaluations == {} and copy._device_table is None
+        assert copy.compute_many(nodes) == [cpu.evaluate(node) for node in nodes]
+    revived = pickle.loads(pickle.dumps(copies[2]))
+    assert revived.device_index == 2 and revived.backend.device_id == 2
+
+
+def test_a_runner_ships_a_device_template_and_each_worker_makes_its_own_device_evaluator() -> None:
+    """The hooks a parallel runner calls: the CPU evaluator ships and makes CPU evaluators, the device
+    evaluator a pickled device template (no device arrays, nothing computed) and device evaluators."""
+    rng = np.random.default_rng(4)
+    table = binary_table(rng.integers(0, 2, (120, 3)))
+    cpu = NodeEvaluator(table, [KAnonymity(2)], 0.0)
+    assert type(cpu.worker_template()) is NodeEvaluator and type(cpu.for_worker(3)) is NodeEvaluator
+    device = DeviceEvaluator(table, [KAnonymity(2)], 0.0, device="array")
+    device.evaluate((0, 0, 0))
+    shipped = pickle.loads(pickle.dumps(device.worker_template()))
+    assert isinstance(shipped, DeviceEvaluator) and shipped._device_table is None
+    assert shipped.state.evaluations == {}
+    mine = shipped.for_worker(5)  # numpy: one device, so every worker gets device 0
+    assert isinstance(mine, DeviceEvaluator) and mine.device_index == 0
+    assert mine.evaluate((0, 1, 0)) == cpu.evaluate((0, 1, 0)) and mine.stats["device_nodes"] == 1
+
+
+def test_an_evaluator_adopts_a_device_table_that_serves_it_and_refuses_one_that_cannot() -> None:
+    rng = np.random.default_rng(12)
+    qis = tuple(encode_column(f"q{i}", [str(v) for v in rng.integers(0, 4, 150)],
+                              Hierarchy.from_rows(f"q{i}", [[str(v), "*"] for v in range(4)])) for i in range(2))
+    table = EncodedTable(150, qis, {"s": dense_codes([str(v) for v in rng.integers(0, 5, 150)])})
+    models = [KAnonymity(2), EntropyLDiversity("s", 1.5)]
+    first = DeviceEvaluator(table, models, 0.1, device="array")
+    shared = first.device_table
+    second = DeviceEvaluator(table, models, 0.1, device="array")
+    second.adopt(shared)
+    nodes = list(Box.full(table.heights).nodes())
+    assert second.evaluate_many(nodes) == NodeEvaluator(table, models, 0.1).evaluate_many(nodes)
+    assert second.device_table is shared
+    with pytest.raises(ValueError, match="missing columns"):
+        second.adopt(xp_kernel.DeviceTable.from_encoded(table, xp_kernel.NUMPY))  # without `s`
+    with pytest.raises(ValueError, match="cost tables"):
+        DeviceEvaluator(table, [KAnonymity(2)], 0.1, NormalizedCertaintyPenalty(), device="array").adopt(shared)

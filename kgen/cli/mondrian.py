@@ -336,16 +336,7 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
         body["verified"] = {"checker": "kgen.check.mondrian, on the written parts", "passed": True,
                             "rows": verdict.rows, "classes": verdict.classes,
                             "smallest_class": verdict.smallest_class}
-        with output_lock([output, report]):
-            if output.exists():
-                raise InputError("already exists: another run published it first", file=str(output))
-            check_target(report, protected)
-            os.replace(temporary, output)
-            try:
-                report.write_text(to_json(body), encoding="utf-8")
-            except OSError as error:
-                shutil.rmtree(output, ignore_errors=True)  # never a release without its report
-                raise InputError(f"cannot be written: {error.strerror or error}", file=str(report)) from None
+        publish_parts(temporary, output, report, body, protected)
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -357,6 +348,21 @@ def _cluster(args: argparse.Namespace) -> str:
     if args.engine == "spark":
         return f"Spark {args.master} " if args.master else f"Spark local[{args.workers}] on 127.0.0.1"
     return args.scheduler or "LocalCluster on 127.0.0.1"
+
+
+def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str]) -> None:
+    """The checked folder of parts and its report published together, under the output lock: never a
+    release without its report, never a report beside another run's parts."""
+    with output_lock([output, report]):
+        if output.exists():
+            raise InputError("already exists: another run published it first", file=str(output))
+        check_target(report, protected)
+        os.replace(temporary, output)
+        try:
+            report.write_text(to_json(body), encoding="utf-8")
+        except OSError as error:
+            shutil.rmtree(output, ignore_errors=True)  # never a release without its report
+            raise InputError(f"cannot be written: {error.strerror or error}", file=str(report)) from None
 
 
 def describe_run(body: dict, output: Path, report: Path) -> str:

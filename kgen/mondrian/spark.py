@@ -149,6 +149,16 @@ def _cause(text: str) -> str:
     return (causes[-1] if causes else lines[0] if lines else "unknown error")[:300]
 
 
+def task_results(rows: Sequence[object]) -> list[TaskResult]:
+    """The tasks' results in fragment order; a task's input error is raised here, with its own message and
+    exit code (it travelled back as a value)."""
+    outcomes = sorted(((int(r["fragment"]), pickle.loads(r["result"])) for r in rows), key=lambda p: p[0])
+    for _, outcome in outcomes:
+        if isinstance(outcome, InputError):
+            raise outcome
+    return [outcome for _, outcome in outcomes]
+
+
 def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
               partitioning: str = "multidim", sample: float = 0.001, seed: int = 0, master: str | None = None,
               separator: str | None = None) -> Run:
@@ -202,11 +212,6 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
         if own:
             spark.stop()
     done = time.perf_counter()
-    outcomes = sorted(((int(r["fragment"]), pickle.loads(r["result"])) for r in rows), key=lambda p: p[0])
-    for _, outcome in outcomes:
-        if isinstance(outcome, InputError):
-            raise outcome
-    results: list[TaskResult] = [outcome for _, outcome in outcomes]
-    return Run(conditions, results, len(frame), {
+    return Run(conditions, task_results(rows), len(frame), {
         "plan": planned - started, "cluster_start": opened - planned, "tasks": done - opened,
         "total": done - started, "total_without_cluster_start": done - started - (opened - planned)})

@@ -40,7 +40,7 @@ ANONYMIZE_KEYS = (
     "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
-    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "provenance", "risk",
+    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
     "lower_bound", "gap", "optimal", "bound", "bound_seconds",
 )
 APPLY_KEYS = (
@@ -105,6 +105,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
                             for name in names},
         "attributes": attribute_values(prepared, node, suppressed),
+        "evaluator": prepared.evaluator.describe(),
         "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies,
                                        recorded.invocation),
         "risk": recorded.risk,

@@ -24,7 +24,8 @@ class TablePlugin(WorkerPlugin):
         self.table: WorkerTable | None = None
 
     def setup(self, worker: Any) -> None:
-        self.table = WorkerTable(self.evaluator)
+        name = getattr(worker, "name", 0)  # a LocalCluster names its workers 0, 1, ...: one GPU each
+        self.table = WorkerTable(self.evaluator, first_worker=name if isinstance(name, int) else 0)
 
     def teardown(self, worker: Any) -> None:
         self.table = None

@@ -395,7 +395,7 @@ class ParallelRunner:
             # also removed if the runner is dropped unclosed, or at interpreter exit
             self._remove_folder = weakref.finalize(self, shutil.rmtree, self._folder, True)
             path = os.path.join(self._folder, "evaluator.joblib")
-            joblib.dump(self.evaluator.blank_copy(), path)
+            joblib.dump(self.evaluator.worker_template(), path)
             self._payload = SharedTable(uuid.uuid4().hex, path)
         else:
             self._start_dask()
@@ -428,7 +428,7 @@ class ParallelRunner:
         self.workers = max(1, sum(self._client.nthreads().values()))
         self._plugin = f"kgen-table-{uuid.uuid4().hex}"
         try:
-            self._client.register_plugin(TablePlugin(self.evaluator.blank_copy()), name=self._plugin)
+            self._client.register_plugin(TablePlugin(self.evaluator.worker_template()), name=self._plugin)
         except (OSError, CancelledError) as error:
             raise self._lost(error) from None
         except Exception as error:  # noqa: BLE001 - raised by a worker: its kgen cannot load our table
