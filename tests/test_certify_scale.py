@@ -10,6 +10,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_certify import key, up_set_problem, up_sets
 
 from lattice.box import Box
 from lattice.hitting import STRATEGIES
@@ -21,7 +22,6 @@ from lattice.search.exhaustive import Exhaustive
 from lattice.search.kgen_ga import KGen
 from lattice.search.random_search import RandomSearch
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, SparseTags
-from test_certify import key, up_set_problem, up_sets
 
 
 @settings(max_examples=60, deadline=None)
