@@ -45,7 +45,7 @@ class Auto:
     time_limit: float = DEFAULT_SECONDS
     ga_evaluations: int | None = None
     ga_preset: str = "kgen+"
-    strategy: str = "default"
+    strategy: str = "adaptive"
     name: str = "auto"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:

@@ -148,7 +148,8 @@ class Certify:
         "cpsat" (default, the fastest measured), "highs" or "milp" (lattice.hitting;
         results/benchmarks/certify.md).
     strategy : str
-        CP-SAT's search (`lattice.hitting.STRATEGIES`): "default", "core", "lp0" or "core-lp0".
+        CP-SAT's search (`lattice.hitting.STRATEGIES`): "adaptive" (default: lp0 on small programs, core on
+        large ones), "default", "core", "lp0" or "core-lp0".
     solve_seconds : float
         Time cap of one solve (doubled whenever a solve ends without a candidate); a capped solve still proves
         its bound, and its best candidate is evaluated like an optimal one.
@@ -161,7 +162,7 @@ class Certify:
     cuts: int = 32
     solver: str = "cpsat"
     solve_seconds: float = 20.0
-    strategy: str = "default"
+    strategy: str = "adaptive"
     name: str = "certify"
 
     def run(self, problem: Problem, limits: Limits) -> SearchResult:
@@ -468,7 +469,7 @@ def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
 
 
 def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluated | None,
-                    seconds: float = CLIMB_SECONDS, strategy: str = "default", seed: int = 0) -> dict:
+                    seconds: float = CLIMB_SECONDS, strategy: str = "adaptive", seed: int = 0) -> dict:
     """A tighter lower bound beside a heuristic answer: the certified search's loop, started from the search's
     own infeasible evaluations and best node, for `seconds`.
 
