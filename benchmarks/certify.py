@@ -50,10 +50,10 @@ def one(q: int, algorithm: str, options: dict, time_limit: float | None, max_eva
             out[key] = result.params[key]
     if bound:
         cpu1, wall1 = time.process_time(), time.perf_counter()
-        if tighten:  # issue 30: the loop started from the search's evaluations, for `tighten` seconds
+        if tighten:  # issue 30: the loop started from the search's evaluations, for `tighten` rounds
             from lattice.search.certify import tightened_bound
 
-            record = tightened_bound(prepared.problem(), result.infeasible, result.best, tighten)
+            record = tightened_bound(prepared.problem(), result.infeasible, result.best, rounds=int(tighten))
         else:
             record = certified_bound(prepared.problem(), result.infeasible, result.best)
         out.update(bound_lower=record["lower_bound"], bound_optimal=record["optimal"], bound_cuts=record["cuts"],

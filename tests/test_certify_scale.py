@@ -68,13 +68,15 @@ def test_auto_applies_its_default_time_limit_only_without_a_user_limit():
 
 
 @settings(max_examples=80, deadline=None)
-@given(up_sets(), st.integers(1, 40), st.integers(0, 5), st.sampled_from([0.0, 0.05, 2.0]))
-def test_the_tightened_bound_never_exceeds_the_true_optimum(case, evaluations, seed, seconds):
+@given(up_sets(), st.integers(1, 40), st.integers(0, 5), st.sampled_from([0.0, 0.05, 2.0]),
+       st.sampled_from([None, 0, 1, 3]))
+def test_the_tightened_bound_never_exceeds_the_true_optimum(case, evaluations, seed, seconds, rounds):
     heights, generators = case
     truth = Exhaustive().run(up_set_problem(heights, generators), Limits()).best
     for algorithm in (KGen(), RandomSearch()):
         result = algorithm.run(up_set_problem(heights, generators), Limits(max_evaluations=evaluations, seed=seed))
-        record = tightened_bound(up_set_problem(heights, generators), result.infeasible, result.best, seconds)
+        record = tightened_bound(up_set_problem(heights, generators), result.infeasible, result.best, seconds,
+                                 rounds=rounds)
         if truth is not None and record["lower_bound"] is not None:
             assert record["lower_bound"] <= truth.loss + 1e-12
         if record["optimal"]:
@@ -89,7 +91,8 @@ def test_the_tightened_bound_proves_a_ga_answer_optimal_when_given_time(case, se
     heights, generators = case
     truth = Exhaustive().run(up_set_problem(heights, generators), Limits()).best
     ga = KGen().run(up_set_problem(heights, generators), Limits(max_evaluations=8, seed=seed))
-    record = tightened_bound(up_set_problem(heights, generators), ga.infeasible, ga.best, 60.0)
+    record = tightened_bound(up_set_problem(heights, generators), ga.infeasible, ga.best, 60.0, rounds=None,
+                             work_limit=None)
     if truth is not None and ga.best is not None:
         assert record["lower_bound"] == pytest.approx(min(truth.loss, ga.best.loss))
         assert record["optimal"] == (ga.best.loss == truth.loss)
