@@ -28,6 +28,15 @@ from lattice.errors import InputError
 from lattice.node import Node
 
 SOLVERS = ("highs", "cpsat", "milp")
+# CP-SAT's search on one worker (results/benchmarks/certify.md): "default" (its linear search with LP
+# relaxation), "core" (core-based search: unsatisfiable cores of the cover cuts raise the bound from below, so a
+# solve stopped by its time cap still proves a bound close to the program's optimum; at Cargo q = 50 it proved
+# 1,051 of the best 1,078 cost units in 60 s where the default proved 704), "lp0" (no LP relaxation: faster
+# solves of the small programs of q <= 25: 19.5 CPU s against 24.4 for the whole q = 25 search), "adaptive"
+# (lp0 up to ADAPTIVE_COLUMNS binary columns, core above: Cargo q = 25 has 100, q = 50 197, q = 97 376)
+ADAPTIVE_COLUMNS = 150
+STRATEGIES = {"adaptive": {}, "default": {}, "core": {"optimize_with_core": True},
+              "lp0": {"linearization_level": 0}, "core-lp0": {"optimize_with_core": True, "linearization_level": 0}}
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,10 @@ class CutModel:
     """
 
     def __init__(self, lower: Node, upper: Node, steps: Sequence[Sequence[int]], solver: str = "cpsat",
-                 base: int = 0) -> None:
+                 base: int = 0, strategy: str = "adaptive") -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown CP-SAT strategy {strategy!r}; choose one of {tuple(STRATEGIES)}")
+        self.strategy = strategy
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
         if solver == "cpsat":
@@ -256,6 +268,11 @@ class CutModel:
                     model.AddHint(z[self.column(i, level)], self._last[i] >= level)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
+        strategy = self.strategy
+        if strategy == "adaptive":
+            strategy = "lp0" if self.columns <= ADAPTIVE_COLUMNS else "core"
+        for name, value in STRATEGIES[strategy].items():
+            setattr(solver.parameters, name, value)
         if time_limit is not None:
             solver.parameters.max_time_in_seconds = float(time_limit)
         if getattr(self, "_work_limit", None) is not None:

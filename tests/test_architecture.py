@@ -191,7 +191,4 @@ LONG_FUNCTIONS_LEFT = {
     "kgen/mondrian/core.py:partition",
     "kgen/run/partitioned.py:anonymize_source",
     "fitness/kernel.py:count_keys",
-    "lattice/search/certify.py:run",
-    "lattice/search/koptimize.py:run",
-    "lattice/search/samarati.py:run",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from lattice.errors import InputError
+from lattice.search.auto import Auto
 from lattice.search.base import Search
 from lattice.search.bestfirst import BestFirst
 from lattice.search.certify import Certify
@@ -18,6 +19,7 @@ from lattice.search.random_search import RandomSearch
 from lattice.search.samarati import Samarati
 
 REGISTRY: dict[str, Callable[..., Search]] = {
+    "auto": Auto,
     "exhaustive": Exhaustive,
     "bestfirst": BestFirst,
     "certify": Certify,

@@ -118,100 +118,113 @@ class KOptimize:
         oracle = problem.oracle
         if oracle.items > self.max_items:
             raise ValueError(f"{oracle.items} cut points; k-optimize handles at most {self.max_items}")
-        start = time.perf_counter()
-        scored: OrderedDict[frozenset[int], CutEvaluation] = OrderedDict()  # the most recent `memo` sets
-        calls = [0]
-        stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
-        best: list[CutEvaluation] = []
-
-        cap = None if limits.max_evaluations is None else MaxEvaluations(limits.max_evaluations)
-        clock = None if limits.time_limit is None else TimeLimit(limits.time_limit)
-
-        def progress() -> Progress:
-            return Progress(calls[0], time.perf_counter() - start)
-
-        def check() -> None:
-            if clock is not None:
-                clock.check(progress())
-
-        def score(cuts: frozenset[int]) -> CutEvaluation:
-            known = scored.get(cuts)
-            if known is not None:
-                scored.move_to_end(cuts)
-                return known
-            if cap is not None:  # a costing beyond the budget: stop before it
-                cap.check(progress())
-            calls[0] += 1
-            s = oracle.score(cuts)
-            known = scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
-                                                 int(s.suppressed))
-            if len(scored) > self.memo:
-                scored.popitem(last=False)
-            if known.feasible and (not best or (known.loss, known.node) < (best[0].loss, best[0].node)):
-                best[:] = [known]
-            if limits.on_progress is not None:
-                limits.on_progress(calls[0], best[0] if best else None)
-            return known
-
-        def cost() -> float:
-            return best[0].loss if best else math.inf
-
-        def bound(head: frozenset[int], specific: frozenset[int]) -> float:
-            stats["bounds"] += 1
-            return oracle.lower_bound(head, specific)
-
-        def prune(head: frozenset[int], tail: list[int]) -> list[int]:
-            while True:
-                specific = head.union(tail)
-                if bound(head, specific) >= cost():
-                    stats["pruned_subtrees"] += 1
-                    return []
-                kept = [v for v in tail if bound(head | {v}, specific) < cost()]
-                stats["pruned_items"] += len(tail) - len(kept)
-                if len(kept) == len(tail):
-                    return tail
-                tail = kept
-
-        def visit(head: frozenset[int], tail: list[int]) -> None:
-            check()
-            stats["tree_nodes"] += 1
-            score(head)
-            tail = prune(head, tail)
-            tail.sort(key=lambda v: (score(head | {v}).loss if score(head | {v}).feasible else math.inf, v))
-            while tail:
-                v = tail.pop(0)
-                visit(head | {v}, list(tail))
-                tail = prune(head, tail)
-
-        def seed() -> None:
-            """A greedy descent from the empty set (add the item that lowers the cost most, while one does), so
-            that the bound prunes from the start."""
-            current = score(frozenset())
-            while True:
-                check()
-                chosen = frozenset(current.node)
-                options = [score(chosen | {v}) for v in range(oracle.items) if v not in chosen]
-                better = [e for e in options if e.feasible and e.loss < current.loss]
-                if not better:
-                    return
-                current = min(better, key=lambda e: (e.loss, e.node))
-
-        def body(trace: list[dict]) -> None:
-            limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(limit, oracle.items + 200))
-            try:
-                if self.greedy_seed:
-                    seed()
-                    stats["seed_cost"] = cost()
-                visit(frozenset(), list(range(oracle.items)))
-            finally:
-                sys.setrecursionlimit(limit)
-                trace.append({**stats, "evaluations": calls[0], "seconds": time.perf_counter() - start})
-
+        run = KOptimizeRun(self, oracle, limits)
         trace: list[dict] = []
-        stopped = stopped_by(body, trace)
-        return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], calls[0],
-                            time.perf_counter() - start, stopped, trace, {**stats, "items": oracle.items})
+        stopped = stopped_by(run.body, trace)
+        best = run.best
+        return SearchResult(self.name, best[0] if best else None, [best[0].node] if best else [], run.calls,
+                            time.perf_counter() - run.start, stopped, trace, {**run.stats, "items": oracle.items})
+
+
+class KOptimizeRun:
+    """The state of one k-Optimize search (the memo of costed sets, the best set, the counters), advanced in
+    named steps: `seed` (the greedy descent), `visit` (the set-enumeration tree), `prune` (the bound's cuts of
+    a tail) and `score` (one costing, memoized)."""
+
+    def __init__(self, search: KOptimize, oracle: CutOracle, limits: Limits) -> None:
+        self.search, self.oracle, self.limits = search, oracle, limits
+        self.start = time.perf_counter()
+        self.scored: OrderedDict[frozenset[int], CutEvaluation] = OrderedDict()  # the most recent `memo` sets
+        self.calls = 0
+        self.stats = {"tree_nodes": 0, "bounds": 0, "pruned_subtrees": 0, "pruned_items": 0}
+        self.best: list[CutEvaluation] = []
+        self.cap = None if limits.max_evaluations is None else MaxEvaluations(limits.max_evaluations)
+        self.clock = None if limits.time_limit is None else TimeLimit(limits.time_limit)
+
+    def progress(self) -> Progress:
+        return Progress(self.calls, time.perf_counter() - self.start)
+
+    def check(self) -> None:
+        if self.clock is not None:
+            self.clock.check(self.progress())
+
+    def score(self, cuts: frozenset[int]) -> CutEvaluation:
+        """The set's costing: from the memo, else the oracle's (counted; the best set kept)."""
+        known = self.scored.get(cuts)
+        if known is not None:
+            self.scored.move_to_end(cuts)
+            return known
+        if self.cap is not None:  # a costing beyond the budget: stop before it
+            self.cap.check(self.progress())
+        self.calls += 1
+        s = self.oracle.score(cuts)
+        known = self.scored[cuts] = CutEvaluation(tuple(sorted(cuts)), bool(s.feasible), float(s.cost),
+                                                  int(s.suppressed))
+        if len(self.scored) > self.search.memo:
+            self.scored.popitem(last=False)
+        best = self.best
+        if known.feasible and (not best or (known.loss, known.node) < (best[0].loss, best[0].node)):
+            best[:] = [known]
+        if self.limits.on_progress is not None:
+            self.limits.on_progress(self.calls, best[0] if best else None)
+        return known
+
+    def cost(self) -> float:
+        return self.best[0].loss if self.best else math.inf
+
+    def bound(self, head: frozenset[int], specific: frozenset[int]) -> float:
+        self.stats["bounds"] += 1
+        return self.oracle.lower_bound(head, specific)
+
+    def prune(self, head: frozenset[int], tail: list[int]) -> list[int]:
+        """The tail's items whose subtrees the bound does not rule out (empty: the whole subtree is pruned)."""
+        while True:
+            specific = head.union(tail)
+            if self.bound(head, specific) >= self.cost():
+                self.stats["pruned_subtrees"] += 1
+                return []
+            kept = [v for v in tail if self.bound(head | {v}, specific) < self.cost()]
+            self.stats["pruned_items"] += len(tail) - len(kept)
+            if len(kept) == len(tail):
+                return tail
+            tail = kept
+
+    def visit(self, head: frozenset[int], tail: list[int]) -> None:
+        """One node of the set-enumeration tree: cost it, prune its tail, visit its children best first."""
+        self.check()
+        self.stats["tree_nodes"] += 1
+        self.score(head)
+        tail = self.prune(head, tail)
+        tail.sort(key=lambda v: (self.score(head | {v}).loss if self.score(head | {v}).feasible else math.inf, v))
+        while tail:
+            v = tail.pop(0)
+            self.visit(head | {v}, list(tail))
+            tail = self.prune(head, tail)
+
+    def seed(self) -> None:
+        """A greedy descent from the empty set (add the item that lowers the cost most, while one does), so
+        that the bound prunes from the start."""
+        current = self.score(frozenset())
+        while True:
+            self.check()
+            chosen = frozenset(current.node)
+            options = [self.score(chosen | {v}) for v in range(self.oracle.items) if v not in chosen]
+            better = [e for e in options if e.feasible and e.loss < current.loss]
+            if not better:
+                return
+            current = min(better, key=lambda e: (e.loss, e.node))
+
+    def body(self, trace: list[dict]) -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, self.oracle.items + 200))
+        try:
+            if self.search.greedy_seed:
+                self.seed()
+                self.stats["seed_cost"] = self.cost()
+            self.visit(frozenset(), list(range(self.oracle.items)))
+        finally:
+            sys.setrecursionlimit(limit)
+            trace.append({**self.stats, "evaluations": self.calls, "seconds": time.perf_counter() - self.start})
 
 
 @dataclass(frozen=True)

@@ -60,92 +60,109 @@ class Samarati:
         k-minimal node of the lowest feasible height; `best`, the one the objective prefers (not the LOG optimum in
         general); `params["probes"]`, the heights probed.
         """
-        budget = Budget(problem, limits)
-        box = problem.box
-        monotone = problem.monotone_feasibility
-        mode = "binary search on heights" if monotone else "heights scanned upwards (feasibility not monotone)"
-        probes: list[dict] = []
-        params = {"batch": self.batch, "climb": self.climb, "mode": mode, "probes": probes}
-        low, high = height(box.lower), height(box.upper)
-        ranges = [b - a for a, b in zip(box.lower, box.upper)]
-        tags = make_tags(box, self.dense_limit) if monotone else None
+        run = SamaratiRun(self, problem, limits)
+        result = guarded(run.budget, self.name, run.body, run.params)
+        return run.finish(result)
 
-        def climb(node: Node) -> None:
-            """Raise an infeasible node to a maximal infeasible one, so that its down-set tag covers as much of
-            the lower heights as one node can: walk up through untagged nodes (raising the relatively least
-            raised QI), binary-search the walk for its last infeasible node, and repeat from there."""
-            assert tags is not None
-            start = node
-            while True:
-                path = unknown_chain(start, box, tags)[1:]
-                lo, hi = -1, len(path)  # path[lo] infeasible (start when -1), path[hi] feasible
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    lo, hi = (lo, mid) if classify(budget, tags, path[mid]) else (mid, hi)
-                if lo < 0:
-                    return
-                start = path[lo]
 
-        def probe(h: int, whole: bool) -> bool:
-            """Whether height h has a feasible node (every node evaluated when `whole`)."""
-            found = False
-            chunk: list[Node] = []
+class SamaratiRun:
+    """The state of one Samarati search (budget, tags, probes), advanced in named steps: `body` (the binary
+    search on heights, or the upward scan), `probe` (one height), `flush` (one batch of a probe), `climb` (an
+    infeasible node raised to a maximal one) and `finish` (every k-minimal node of the lowest height)."""
 
-            def flush() -> bool:
-                results = budget.evaluate_many(chunk)
-                chunk.clear()
+    def __init__(self, search: Samarati, problem: Problem, limits: Limits) -> None:
+        self.search = search
+        self.budget = Budget(problem, limits)
+        self.box = box = problem.box
+        self.monotone = problem.monotone_feasibility
+        mode = "binary search on heights" if self.monotone else "heights scanned upwards (feasibility not monotone)"
+        self.probes: list[dict] = []
+        self.params = {"batch": search.batch, "climb": search.climb, "mode": mode, "probes": self.probes}
+        self.low, self.high = height(box.lower), height(box.upper)
+        self.ranges = [b - a for a, b in zip(box.lower, box.upper)]
+        self.tags = make_tags(box, search.dense_limit) if self.monotone else None
+
+    def climb(self, node: Node) -> None:
+        """Raise an infeasible node to a maximal infeasible one, so that its down-set tag covers as much of
+        the lower heights as one node can: walk up through untagged nodes (raising the relatively least
+        raised QI), binary-search the walk for its last infeasible node, and repeat from there."""
+        tags = self.tags
+        assert tags is not None
+        start = node
+        while True:
+            path = unknown_chain(start, self.box, tags)[1:]
+            lo, hi = -1, len(path)  # path[lo] infeasible (start when -1), path[hi] feasible
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if classify(self.budget, tags, path[mid]) else (mid, hi)
+            if lo < 0:
+                return
+            start = path[lo]
+
+    def flush(self, chunk: list[Node]) -> bool:
+        """Evaluate one batch of a probe (tag it, climb its infeasible nodes); whether a node is feasible."""
+        results = self.budget.evaluate_many(chunk)
+        chunk.clear()
+        tags = self.tags
+        if tags is not None:
+            for e in results:
+                tags.tag(e.node, e.feasible)
+            if self.search.climb:
                 for e in results:
-                    if tags is not None:
-                        tags.tag(e.node, e.feasible)
-                if self.climb and tags is not None:
-                    for e in results:
-                        if not e.feasible:
-                            climb(e.node)
-                return any(e.feasible for e in results)
+                    if not e.feasible:
+                        self.climb(e.node)
+        return any(e.feasible for e in results)
 
-            for count, node in enumerate(level_nodes(box.lower, ranges, h - low)):
-                if count % 4096 == 4095:
-                    budget.check_time()  # most nodes of a large level may be skipped by their tags
-                tag = tags.get(node) if tags is not None else None
-                if tag == INFEASIBLE:
-                    continue
-                if tag == FEASIBLE and not whole:
-                    found = True
+    def probe(self, h: int, whole: bool) -> bool:
+        """Whether height h has a feasible node (every node evaluated when `whole`)."""
+        found = False
+        chunk: list[Node] = []
+        tags, budget = self.tags, self.budget
+        for count, node in enumerate(level_nodes(self.box.lower, self.ranges, h - self.low)):
+            if count % 4096 == 4095:
+                budget.check_time()  # most nodes of a large level may be skipped by their tags
+            tag = tags.get(node) if tags is not None else None
+            if tag == INFEASIBLE:
+                continue
+            if tag == FEASIBLE and not whole:
+                found = True
+                break
+            chunk.append(node)
+            if len(chunk) == self.search.batch:
+                found = self.flush(chunk) or found
+                if found and not whole:
                     break
-                chunk.append(node)
-                if len(chunk) == self.batch:
-                    found = flush() or found
-                    if found and not whole:
-                        break
-            if chunk and (whole or not found):
-                found = flush() or found
-            probes.append({"height": h, "feasible": found, "evaluations": budget.evaluations})
-            return found
+        if chunk and (whole or not found):
+            found = self.flush(chunk) or found
+        self.probes.append({"height": h, "feasible": found, "evaluations": budget.evaluations})
+        return found
 
-        def body(trace: list[dict]) -> None:
-            if monotone:
-                if not probe(high, whole=False):
-                    return  # the top is infeasible, so is everything
-                lo, hi = low, high
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if probe(mid, whole=False):
-                        hi = mid
-                    else:
-                        lo = mid + 1
-                probe(hi, whole=True)
-            else:
-                for h in range(low, high + 1):
-                    if probe(h, whole=True):
-                        return
-            trace.append({"evaluations": budget.evaluations, "seconds": budget.seconds})
+    def body(self, trace: list[dict]) -> None:
+        """The binary search on heights (monotone feasibility), else the upward scan."""
+        if self.monotone:
+            if not self.probe(self.high, whole=False):
+                return  # the top is infeasible, so is everything
+            lo, hi = self.low, self.high
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self.probe(mid, whole=False):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            self.probe(hi, whole=True)
+        else:
+            for h in range(self.low, self.high + 1):
+                if self.probe(h, whole=True):
+                    return
+        trace.append({"evaluations": self.budget.evaluations, "seconds": self.budget.seconds})
 
-        result = guarded(budget, self.name, body, params)
+    def finish(self, result: SearchResult) -> SearchResult:
+        """A complete search's answer: every feasible node of the lowest height, the objective's choice."""
+        budget = self.budget
         if result.stopped == Stopped.COMPLETE and budget.feasible:
             lowest = min(height(n) for n in budget.feasible)
             found: list[Evaluated] = [budget.known(n) for n in budget.feasible if height(n) == lowest]
             result.minimal = sorted(e.node for e in found)
             result.best = min(found, key=objective_key)
-            params["height"] = lowest
+            self.params["height"] = lowest
         return result
-

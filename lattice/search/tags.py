@@ -93,11 +93,29 @@ class SparseTags:
             self.decided[node] = tag
         return tag
 
-    def tag(self, node: Node, feasible: bool) -> None:
+    def stored(self, feasible: bool) -> np.ndarray:
+        """The tagging nodes of one kind, one row each (a view: `tag` may overwrite it, copy it to keep it).
+        A search that asks many questions along one line of the lattice (the certified search's climbs) reads
+        them once."""
         kind = FEASIBLE if feasible else INFEASIBLE
-        if self.get(node) == kind:
+        return self.nodes[kind][: self.count[kind]]
+
+    def tag(self, node: Node, feasible: bool, undecided: bool = False) -> None:
+        """Tag `node`'s up-set feasible or its down-set infeasible. Stored nodes the new one implies are
+        dropped (so every look-up scans only the kind's extreme nodes: at Cargo q = 25 the certified search
+        otherwise kept thousands of dominated ones). `undecided`: the caller knows that no tag decides the
+        node yet (it just evaluated a node the tags left open), so the look-up is skipped."""
+        kind = FEASIBLE if feasible else INFEASIBLE
+        if not undecided and self.get(node) == kind:
             return
         store, n = self.nodes[kind], self.count[kind]
+        if n:
+            x = np.asarray(node, dtype=np.int32)
+            implied = ((store[:n] >= x) if feasible else (store[:n] <= x)).all(axis=1)
+            if implied.any():
+                kept = store[:n][~implied]
+                n = len(kept)
+                store[:n] = kept
         if n == len(store):
             store = self.nodes[kind] = np.concatenate([store, np.empty_like(store)])
         store[n] = node
