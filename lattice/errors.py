@@ -60,6 +60,17 @@ class InputError(ValueError):
 MAX_SHOWN = 40  # the most of a data value any message shows
 
 
+MAX_NAMES = 10  # the most names (of columns, say) any message lists
+
+
+def names_shown(names: object, limit: int = MAX_NAMES) -> str:
+    """At most `limit` names, each clipped, then how many more: a table of 10,000 columns gives one line, not
+    89 KB of them."""
+    items = [clip(n, quote=False) for n in names]  # type: ignore[attr-defined]
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 def clip(value: object, limit: int = MAX_SHOWN, quote: bool = True) -> str:
     """A value as a message may show it: quoted (repr) and cut to `limit` characters, `...` marking a cut.
     Messages never show more of the data than this (never a whole row)."""

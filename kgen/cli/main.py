@@ -24,6 +24,7 @@ from kgen.cli.options import (
     apply_config_file,
     fill_from_config,
 )
+from kgen.io import files
 from kgen.report import provenance
 from kgen.run.pipeline import Interrupted
 from kgen.runners.parallel import stop_local_workers
@@ -145,6 +146,7 @@ def run_command(argv: Sequence[str] | None) -> int:
             args = parser.parse_args(argv)
             fill_from_config(args, from_config)
             args.invocation = provenance.command_invocation(provenance.command_line(argv), config_file)
+            files.lock_timeout()  # the environment's settings are checked before any work
             return args.run(args)
         except Interrupted as stop:
             if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import stat
 import tempfile
@@ -91,6 +92,26 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+MAX_JSON_BYTES = 256 << 20  # a report, a config: far larger is not one of ours, and would fill memory
+
+
+def read_json(path: str | os.PathLike, what: str = "report") -> object:
+    """A JSON input (a report, a release's report) read as inputs are: a regular file only (a FIFO or a
+    device is refused before it is opened), at most MAX_JSON_BYTES, UTF-8; every failure one InputError."""
+    name = str(path)
+    with open_input(path) as handle:
+        data = handle.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise InputError(f"is larger than {MAX_JSON_BYTES >> 20} MiB: not a kgen {what}", file=name)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(f"is not UTF-8 text: not a kgen {what}", file=name) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"is not a JSON {what}: {error.msg} (line {error.lineno})", file=name,
+                         line=error.lineno) from None
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -173,7 +194,9 @@ def lock_path(target: Path) -> Path:
     return target.parent / f".{target.name}.kgen-lock"
 
 
-def _lock_timeout() -> float:
+def lock_timeout() -> float:
+    """KGEN_LOCK_TIMEOUT in seconds (default LOCK_TIMEOUT); the CLI reads it at start, so a bad value is an
+    error before any work, not after the search."""
     text = os.environ.get("KGEN_LOCK_TIMEOUT")
     if text is None:
         return LOCK_TIMEOUT
@@ -231,7 +254,7 @@ def output_lock(targets: Sequence[str | os.PathLike], timeout: float | None = No
     outputs cannot deadlock) while publishing them. Waits up to `timeout` seconds (default LOCK_TIMEOUT or
     KGEN_LOCK_TIMEOUT) for another run to finish, then raises OutputBusyError (exit 7). Re-entrant within a
     process: a caller may hold the lock for a whole run and publish through `write_atomic_many` inside."""
-    wait = _lock_timeout() if timeout is None else timeout
+    wait = lock_timeout() if timeout is None else timeout
     deadline = time.monotonic() + wait
     ordered = sorted({Path(os.path.abspath(t)) for t in targets}, key=str)
     held: list[tuple[Path, int | None]] = []

@@ -21,7 +21,7 @@ import numpy as np
 from kgen.io import csvio
 from kgen.io.csvio import code_dtype, read_coded
 from kgen.io.files import open_input
-from lattice.errors import InputError, clip
+from lattice.errors import InputError, clip, names_shown
 
 DEFAULT_MISSING = ("", "?", "NA")
 ITER_CHUNK = 65_536  # rows materialized at a time when a coded column is iterated
@@ -134,7 +134,7 @@ class Table:
 
     def column(self, name: str) -> Sequence[str]:
         if name not in self.values:
-            raise InputError(f"unknown column {clip(name)}; the table has: {', '.join(self.columns)}",
+            raise InputError(f"unknown column {clip(name)}; the table has: {names_shown(self.columns)}",
                              file=self.source, column=name)
         return self.values[name]
 

@@ -13,7 +13,7 @@ from kgen.io.hierarchies import find_in_dir, load_arx
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
 from kgen.mondrian.storage import Source, write_csv
 from kgen.runners.settings import CONNECT_TIMEOUT
-from lattice.errors import InputError
+from lattice.errors import InputError, names_shown
 
 PEEK_ROWS = 10_000
 
@@ -57,7 +57,7 @@ def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive
     hierarchies = dict(hierarchies or {})
     for column in list(qis) + ([sensitive] if sensitive else []) + list(identifiers):
         if column not in source.columns:
-            raise InputError(f"unknown column {column!r}; the table has: {', '.join(source.columns)}",
+            raise InputError(f"unknown column {column!r}; the table has: {names_shown(source.columns)}",
                              file=source.source, column=column)
     for column in hierarchies:
         if column not in qis:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from lattice.errors import InputError, NoSolutionError
+from lattice.errors import InputError, NoSolutionError, names_shown
 
 STRATEGIES = ("hierarchy", "prefix", "set", "interval")
 WILDCARD = "*"
@@ -459,7 +459,7 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
     n = len(frame)
     for column in [q.name for q in spec.qis] + ([spec.sensitive] if spec.sensitive else []):
         if column not in frame.columns:
-            raise InputError(f"unknown column {column!r}; the table has: {', '.join(map(str, frame.columns))}",
+            raise InputError(f"unknown column {column!r}; the table has: {names_shown(frame.columns)}",
                              file=where, column=column)
     sensitive = None
     if spec.sensitive is not None:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kgen.io.files import read_json
 from kgen.status import ChecksumError, ExitCode
 from kgen.version import version
 from lattice.errors import InputError
@@ -222,12 +223,7 @@ def verify_against_report(report: Mapping, release: str | os.PathLike | None = N
 
 def read_report(path: str | os.PathLike) -> dict:
     """A JSON report, or a one-line InputError."""
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("report not found", file=str(path)) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"is not a readable JSON report: {error}", file=str(path)) from None
+    report = read_json(path)
     if not isinstance(report, dict):
         raise InputError("is not a kgen report (expected a JSON object)", file=str(path))
     return report

@@ -18,7 +18,6 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from fitness.evaluator import Evaluation
 from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, is_whole, model_from_description
 from fitness.models import is_real as is_number
 from fitness.objective import OBJECTIVES
+from kgen.io.files import read_json
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
@@ -55,15 +55,7 @@ class Applied:
 def load_report(path: str | os.PathLike) -> dict:
     """A report written by `kgen anonymize`; InputError if it cannot be read or lacks what apply needs."""
     name = str(path)
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("report not found", file=name) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"report cannot be read: {error}", file=name) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"is not a JSON report: {error.msg} (line {error.lineno})", file=name,
-                         row=error.lineno) from None
+    report = read_json(path)
     if not isinstance(report, dict):
         raise InputError("is not a kgen report (expected a JSON object)", file=name)
     missing = [key for key in ("node", "quasi_identifiers", "models", "suppression_limit") if key not in report]

@@ -1,0 +1,82 @@
+"""Files and messages a hostile user tried (issue 25): JSON inputs are regular files read within a bound,
+the environment is checked before any work, and no message lists more than ten names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kgen import from_mapping
+from kgen.cli.main import main
+from kgen.io import files
+from lattice.errors import InputError, names_shown
+
+
+def people(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text("age,sex\n" + "".join(f"{20 + i % 5},{'MF'[i % 2]}\n" for i in range(40)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["apply", "check", "risk", "report"])
+def test_a_fifo_given_as_a_report_is_refused_at_once(tmp_path: Path, command: str, capsys) -> None:
+    data = people(tmp_path)
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    argv = {"apply": ["apply", str(data), "--report", str(fifo), "--output", str(tmp_path / "out.csv")],
+            "check": ["check", str(data), "--qi", "age", "--k", "2", "--report", str(fifo)],
+            "risk": ["risk", str(data), "--report", str(fifo)],
+            "report": ["report", str(fifo)]}[command]
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(main(argv)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert done == [2], "a FIFO report hung the command"
+    assert "report.json" in capsys.readouterr().err
+
+
+def test_a_fifo_report_message_names_what_it_is(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="report.json"):
+        files.read_json(fifo)
+
+
+def test_a_huge_json_input_is_refused_without_reading_it_all(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(files, "MAX_JSON_BYTES", 1000)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"x": "y" * 5000}), encoding="utf-8")
+    with pytest.raises(InputError, match="larger than"):
+        files.read_json(big)
+
+
+def test_a_bad_lock_timeout_is_an_error_before_the_search(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    started = time.monotonic()
+    code = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(data), "--qi", "age,sex", "--k", "2",
+                           "--algorithm", "exhaustive", "--output", str(tmp_path / "out.csv")],
+                          env={**os.environ, "KGEN_LOCK_TIMEOUT": "soon"}, capture_output=True, text=True,
+                          timeout=120)
+    assert code.returncode == 2 and "KGEN_LOCK_TIMEOUT" in code.stderr
+    assert "Traceback" not in code.stderr and not (tmp_path / "out.csv").exists()
+    assert time.monotonic() - started < 60
+
+
+def test_an_unknown_column_lists_at_most_ten_names() -> None:
+    table = from_mapping({f"column_{i:05d}": ["1"] for i in range(10_000)})
+    with pytest.raises(InputError) as error:
+        table.column("nope")
+    text = str(error.value)
+    assert "and 9990 more" in text and len(text) < 400
+
+
+def test_names_shown_keeps_short_lists_whole() -> None:
+    assert names_shown(["a", "b"]) == "a, b"
+    assert names_shown([str(i) for i in range(12)]) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more"
