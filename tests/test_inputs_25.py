@@ -80,3 +80,76 @@ def test_an_unknown_column_lists_at_most_ten_names() -> None:
 def test_names_shown_keeps_short_lists_whole() -> None:
     assert names_shown(["a", "b"]) == "a, b"
     assert names_shown([str(i) for i in range(12)]) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more"
+
+
+def test_a_symlinked_output_is_refused(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    target = tmp_path / "elsewhere.csv"
+    target.write_text("kept\n")
+    link = tmp_path / "out.csv"
+    link.symlink_to(target)
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(link), "--quiet"]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert target.read_text() == "kept\n" and link.is_symlink()
+
+
+def test_a_file_named_like_the_lock_is_never_deleted(tmp_path: Path) -> None:
+    """An input that happens to bear the lock file's name (`.<output>.kgen-lock`) outlives the publication."""
+    data = people(tmp_path)
+    lookalike = tmp_path / ".out.csv.kgen-lock"
+    lookalike.write_text("age,sex\n30,F\n", encoding="utf-8")
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+                 "--quiet"]) == 0
+    assert lookalike.read_text(encoding="utf-8") == "age,sex\n30,F\n"
+    assert not (tmp_path / ".out.json.kgen-lock").exists()  # kgen's own lock files are removed
+
+
+def test_apply_never_writes_over_a_hierarchy_its_report_names(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    hierarchy = tmp_path / "sex.csv"
+    hierarchy.write_text("M;*\nF;*\n", encoding="utf-8")
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
+                 "--output", str(tmp_path / "out.csv"), "--quiet"]) == 0
+    before = hierarchy.read_bytes()
+    assert main(["apply", str(data), "--report", str(tmp_path / "out.json"), "--output", str(hierarchy),
+                 "--apply-report", str(tmp_path / "again.json"), "--quiet"]) == 2
+    assert hierarchy.read_bytes() == before
+
+
+def test_apply_never_writes_over_the_release_it_verified(tmp_path: Path) -> None:
+    data = people(tmp_path)
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+                 "--quiet"]) == 0
+    release = tmp_path / "out.csv"
+    before = release.read_bytes()
+    assert main(["apply", str(data), "--report", str(tmp_path / "out.json"), "--verify-release", str(release),
+                 "--output", str(release), "--apply-report", str(tmp_path / "again.json"), "--quiet"]) == 2
+    assert release.read_bytes() == before
+
+
+def test_a_page_that_cannot_be_written_leaves_the_published_release_and_exit_0(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    page = tmp_path / "missing-folder" / "page.html"
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+                 "--html", str(tmp_path / "page.html"), "--quiet"]) == 0
+    assert (tmp_path / "page.html").exists()
+    code = main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out2.csv"),
+                 "--html", str(page), "--quiet"])
+    # the page's folder is checked before the search (exit 2, nothing published) ...
+    assert code == 2 and not (tmp_path / "out2.csv").exists()
+    json.loads((tmp_path / "out.json").read_text())
+
+
+def test_a_page_failing_after_publication_is_a_warning(tmp_path: Path, capsys, monkeypatch) -> None:
+    from kgen.report import html
+
+    data = people(tmp_path)
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise InputError("cannot be written: No space left on device", file=str(tmp_path / "page.html"))
+
+    monkeypatch.setattr(html, "write", full)
+    code = main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+                 "--html", str(tmp_path / "page.html"), "--quiet"])
+    assert code == 0 and (tmp_path / "out.csv").exists() and (tmp_path / "out.json").exists()
+    assert "No space left on device" in capsys.readouterr().err

@@ -107,10 +107,20 @@ def run_anonymize(args: argparse.Namespace) -> int:
     write_release(result, output, report, protected, escape_formulas=args.escape_formulas, strict=config.strict,
                   warn=warn)
     if args.html:
-        html_report.write(result.report, args.html, output, protected=protected + [str(output), str(report)])
+        write_page(result.report, args.html, output, protected + [str(output), str(report)])
     if not args.quiet:
         print(summarizing.text(result.report, output, report, html=args.html))
     return 0
+
+def write_page(report: dict, page: str, output: Path, protected: list[str]) -> None:
+    """The HTML page, written after the release and its report are published: a page that cannot be written
+    (a full disk) is a warning, and the exit status stays the release's (published and verified); the page
+    can be made again with `kgen report`."""
+    try:
+        html_report.write(report, page, output, protected=protected)
+    except InputError as error:
+        warn(f"{error}; the release and its report were published (kgen report makes the page again)")
+
 
 def run_search(data: object, config: Config, invocation: dict, quiet: bool = False) -> api.Result:
     """`kgen.run.pipeline.anonymize` with the command line's progress bar (drawn on a terminal only) and its warnings

@@ -40,6 +40,15 @@ def metric_lines(r: dict) -> list[str]:
                      f"t equal {f['max_t_equal']:.4f}  t ordered {f['max_t_ordered']:.4f}{extra}")
     return lines
 
+def report_inputs(saved: dict) -> list[str]:
+    """The files a saved report names as the inputs of its run (data and hierarchy files): an apply must
+    never write over them."""
+    prov = saved.get("provenance") or {}
+    named = [(prov.get("input") or {}).get("path")]
+    named += [((h or {}).get("file") or {}).get("path") for h in (prov.get("hierarchies") or {}).values()]
+    return [str(p) for p in named if isinstance(p, str) and Path(p).is_file()]
+
+
 def run_apply(args: argparse.Namespace) -> int:
     output = Path(args.output)
     report = Path(args.apply_report) if args.apply_report else output.with_suffix(".json")
@@ -50,6 +59,7 @@ def run_apply(args: argparse.Namespace) -> int:
                          file=str(output))
     saved = applying.load_report(args.report)
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
+    protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
     for target in (output, report):
         check_target(target, protected)
     if args.verify_release:

@@ -146,6 +146,9 @@ def check_target(path: str | os.PathLike, protected: Iterable[str | os.PathLike]
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
         raise _not_regular(str(target), mode, "output")
+    if target.is_symlink():
+        raise InputError("is a symbolic link: kgen publishes regular files only (through a link the release "
+                         "would take the target's owner and mode); give the target's own path", file=str(target))
     folder = target.parent
     if folder.exists() and not folder.is_dir():
         raise InputError(f"cannot be written: {str(folder)!r} is a file, not a folder", file=str(target))
@@ -245,6 +248,13 @@ def _acquire(target: Path, deadline: float) -> int:
         os.close(fd)  # the holder removed this lock file while we waited: lock the new one
 
 
+def ours(fd: int, path: Path) -> bool:
+    """Whether the file at `path` is the empty lock file this process holds open as `fd`: kgen deletes only
+    its own lock files, never a user's file that happens to bear the name."""
+    held = os.fstat(fd)
+    return held.st_size == 0 and os.path.samestat(held, os.stat(path))
+
+
 _HELD: dict[Path, int] = {}  # targets whose lock this process holds, and how many times (re-entrant)
 
 
@@ -275,7 +285,8 @@ def output_lock(targets: Sequence[str | os.PathLike], timeout: float | None = No
                 continue
             del _HELD[target]
             with contextlib.suppress(OSError):
-                os.unlink(lock_path(target))
+                if ours(fd, lock_path(target)):
+                    os.unlink(lock_path(target))
             os.close(fd)  # closing releases the lock
 
 
