@@ -1,0 +1,67 @@
+"""The mutation table of benchmarks/mutation.py: one single-point change per entry, applied alone.
+
+file: the changed file; original: a snippet found exactly once in it; mutated: its replacement; tests: the test
+files run against the mutant; planted: one of issue 25's planted bugs; equivalent: for a survivor, why no test
+can catch it (it behaves as the original).
+"""
+
+from __future__ import annotations
+
+CHECKERS = ["tests/test_checker_near_miss.py"]
+
+MUTANTS: list[dict] = [
+    # --- issue 25: planted bugs the suite let through ------------------------------------------------------------
+    dict(
+        id='mondrian-check-k-minus-1',
+        file='kgen/check_mondrian.py',
+        original='small = sizes[classes] < k\n',
+        mutated='small = sizes[classes] < k - 1\n',
+        tests=CHECKERS,
+        planted=True,
+    ),
+    dict(
+        id='mondrian-check-l-minus-1',
+        file='kgen/check_mondrian.py',
+        original='few = distinct[classes] < l\n',
+        mutated='few = distinct[classes] < l - 1\n',
+        tests=CHECKERS,
+        planted=True,
+    ),
+    dict(
+        id='mondrian-check-any-prefix',
+        file='kgen/check_mondrian.py',
+        original='ok |= starts & (np.char.str_len(text.astype(str)) <= lengths[inverse])',
+        mutated='ok |= np.char.str_len(text.astype(str)) <= lengths[inverse]',
+        tests=CHECKERS,
+        planted=True,
+    ),
+    dict(
+        id='partitioned-check-one-suppressed-too-many',
+        file='kgen/partitioned/verify.py',
+        original='allowed = math.floor(suppression * rows + 1e-9)',
+        mutated='allowed = math.floor(suppression * rows + 1e-9) + 1',
+        tests=CHECKERS,
+        planted=True,
+    ),
+    dict(
+        id='partitioned-check-ceil-limit',
+        file='kgen/partitioned/verify.py',
+        original='allowed = math.floor(suppression * rows + 1e-9)',
+        mutated='allowed = math.ceil(suppression * rows - 1e-9)',
+        tests=CHECKERS,
+    ),
+    dict(
+        id='partitioned-check-small-le-k',
+        file='kgen/partitioned/verify.py',
+        original='small = sizes[~starred & (rows < k)]',
+        mutated='small = sizes[~starred & (rows < k - 1)]',
+        tests=CHECKERS,
+    ),
+    dict(
+        id='check-single-file-ceil-limit',
+        file='kgen/check.py',
+        original='allowed = math.floor(suppression * n + 1e-9)',
+        mutated='allowed = math.ceil(suppression * n - 1e-9)',
+        tests=CHECKERS,
+    ),
+]
