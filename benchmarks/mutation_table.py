@@ -8,6 +8,7 @@ can catch it (it behaves as the original).
 from __future__ import annotations
 
 CHECKERS = ["tests/test_checker_near_miss.py"]
+KEYS = ["tests/test_keys_at_word_boundary.py"]
 
 MUTANTS: list[dict] = [
     # --- issue 25: planted bugs the suite let through ------------------------------------------------------------
@@ -63,5 +64,45 @@ MUTANTS: list[dict] = [
         original='allowed = math.floor(suppression * n + 1e-9)',
         mutated='allowed = math.ceil(suppression * n - 1e-9)',
         tests=CHECKERS,
+    ),
+]
+MUTANTS += [
+    dict(
+        id="partitioned-key-word-2-64",
+        file="kgen/partitioned/keys.py",
+        original="MAX_WORD = 1 << 62",
+        mutated="MAX_WORD = 1 << 64",
+        tests=KEYS,
+        planted=True,
+    ),
+    dict(
+        id="device-redensify-on-span-alone",
+        file="fitness/xp_kernel.py",
+        original="        if span * card >= MAX_SPAN:\n            key = densify(backend, key, span)",
+        mutated="        if span >= MAX_SPAN:\n            key = densify(backend, key, span)",
+        tests=KEYS,
+        planted=True,
+    ),
+    dict(
+        id="risk-renumber-at-2-72",
+        file="kgen/risk.py",
+        original="if span * card >= 1 << 62:  # renumber before the key could overflow int64",
+        mutated="if span * card >= 1 << 72:  # renumber before the key could overflow int64",
+        tests=KEYS,
+        planted=True,
+    ),
+    dict(
+        id="check-renumber-at-2-72",
+        file="kgen/check.py",
+        original="if span * card >= 1 << 62:  # renumber before the mixed-radix key could overflow int64",
+        mutated="if span * card >= 1 << 72:  # renumber before the mixed-radix key could overflow int64",
+        tests=KEYS,
+    ),
+    dict(
+        id="kernel-redensify-on-span-alone",
+        file="fitness/kernel.py",
+        original="        if span * card >= _MAX_SPAN:\n            key, span = densify(key, span)",
+        mutated="        if span >= _MAX_SPAN:\n            key, span = densify(key, span)",
+        tests=KEYS,
     ),
 ]

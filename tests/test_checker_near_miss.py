@@ -101,7 +101,7 @@ distributed = pytest.importorskip("distributed")
 def client():
     """An in-process Dask cluster (threads): the checker's tasks are the same, the start is fast."""
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
     client = distributed.Client(cluster, set_as_default=False, timeout="30s")
     yield client
     client.close()
