@@ -206,3 +206,24 @@ MUTANTS += [
         planted=True,
     ),
 ]
+SIDE = ["tests/test_side_by_side_runs.py"]
+MUTANTS += [
+    dict(
+        id="pycanon-venv-without-lock",
+        file="tests/conftest.py",
+        original="        fcntl.flock(lock, fcntl.LOCK_EX)  # released",
+        mutated="        pass  # released",
+        tests=SIDE,
+        planted=True,
+        note="issue 25 item 4: two runs build the shared venv at once",
+    ),
+    dict(
+        id="pycanon-venv-built-in-place",
+        file="tests/conftest.py",
+        original="temporary = Path(tempfile.mkdtemp(prefix=f\".{target.name}.\", dir=target.parent))",
+        mutated="temporary = target",
+        tests=SIDE,
+        planted=True,
+        note="issue 25 item 4: the venv is visible before it is complete",
+    ),
+]
