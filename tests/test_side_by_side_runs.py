@@ -3,8 +3,9 @@
 Why: tests/conftest.py used to create the venv in place and then install into it, so a second run that started
 meanwhile found its python and ran pycanon before pycanon was installed. `build_venv` now builds in a
 temporary folder, renames it into place when complete, and holds a lock file while it builds. Here two
-processes build the same venv at once (without packages, so that the test is fast): exactly one builds it, the
-other waits and uses it, nothing half-built is ever visible at the final path, and no temporary folder is left.
+processes build the same venv at once (without packages, so that the test is fast; both start at the same
+moment, so that without the lock both would build): exactly one builds it, the other waits and uses it,
+nothing half-built is ever visible at the final path, and no temporary folder is left.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 BUILD = """
-import json, sys
+import json, sys, time
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from conftest import build_venv
+Path({ready!r}).touch()
+while not Path({go!r}).exists():  # both start building at the same moment
+    time.sleep(0.001)
 print(json.dumps(build_venv(Path({target!r}), [])))
 """
 
@@ -41,9 +45,16 @@ def test_two_processes_building_the_venv_at_once_both_get_a_complete_one(tmp_pat
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        code = BUILD.format(tests=str(TESTS), target=str(target))
-        runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True) for _ in range(2)]
+        runs = []
+        for i in range(2):
+            code = BUILD.format(tests=str(TESTS), target=str(target), ready=str(tmp_path / f"ready{i}"),
+                                go=str(tmp_path / "go"))
+            runs.append(subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True))
+        deadline = time.monotonic() + 120
+        while not all((tmp_path / f"ready{i}").exists() for i in range(2)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (tmp_path / "go").touch()
         outputs = [run.communicate(timeout=300) for run in runs]
     finally:
         done.set()
