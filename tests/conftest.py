@@ -7,10 +7,13 @@ when they are absent.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -59,18 +62,46 @@ def cargo_csv(shared_data: Path) -> Path:
 PYCANON_VENV = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kgen-pycanon"
 
 
-def _cached_pycanon_python() -> tuple[str | None, str]:
-    """The Python of the cached pycanon venv, created on first use (`python -m venv` + `pip install`)."""
-    python = PYCANON_VENV / "bin" / "python"
-    if not python.exists():
+def build_venv(target: Path, packages: Sequence[str], timeout: float = 900) -> bool:
+    """Make the virtual environment `target` with `packages` unless it exists; True if this call built it.
+
+    Why: two test runs at once (two checkouts, a CI job beside a local run) share the cached venv. It is built
+    in a temporary folder beside `target` and renamed into place only when complete, so a run never sees it
+    half-built; a lock file beside it makes a second run wait for the first instead of building it again.
+    A folder left without its python (an interrupted older layout) is moved away and rebuilt.
+    """
+    python = target / "bin" / "python"
+    if python.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        if python.exists():  # built by another run while this one waited
+            return False
+        if target.exists():
+            shutil.rmtree(target)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(PYCANON_VENV)], check=True,
-                           capture_output=True, timeout=300)
-            subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                            "pycanon==1.3.6"], check=True, capture_output=True, timeout=900)
-        except (OSError, subprocess.SubprocessError) as error:
-            return None, f"could not create the pycanon venv at {PYCANON_VENV}: {error}"
-    return str(python), ""
+            subprocess.run([sys.executable, "-m", "venv", "--clear", *([] if packages else ["--without-pip"]),
+                            str(temporary)], check=True, capture_output=True, timeout=300)
+            if packages:
+                subprocess.run([str(temporary / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                                "--disable-pip-version-check", *packages], check=True, capture_output=True,
+                               timeout=timeout)
+            os.rename(temporary, target)  # atomic: `target` appears complete or not at all
+        finally:
+            if temporary.exists():
+                shutil.rmtree(temporary, ignore_errors=True)
+    return True
+
+
+def _cached_pycanon_python() -> tuple[str | None, str]:
+    """The Python of the cached pycanon venv, created on first use (`build_venv`)."""
+    try:
+        build_venv(PYCANON_VENV, ["pycanon==1.3.6"])
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"could not create the pycanon venv at {PYCANON_VENV}: {error}"
+    return str(PYCANON_VENV / "bin" / "python"), ""
 
 
 @pytest.fixture(scope="session")
