@@ -134,9 +134,9 @@ MUTANTS += [
     ),
     dict(
         id="report-optimal-on-limit",
-        file="kgen/report/build.py",
-        original="result.algorithm in EXACT_SEARCHES and result.stopped == \"complete\" and found is not None",
-        mutated="result.algorithm in EXACT_SEARCHES and found is not None",
+        file="lattice/search/base.py",
+        original="return self.exact and self.complete and self.best is not None",
+        mutated="return self.exact and self.best is not None",
         tests=PLANTED,
         planted=True,
     ),
@@ -158,8 +158,8 @@ MUTANTS += [
     dict(
         id="certify-kept-lower-bound",
         file="lattice/search/certify.py",
-        original="bound = bound if best is None else min(bound, best.loss)",
-        mutated="bound = bound",
+        original="value = value if best is None else min(value, best.loss)",
+        mutated="value = value",
         tests=PLANTED + ["tests/test_certify.py"],
         equivalent=("for LOG the solver's cutoff is the best node's own cost (inclusive), so its bound never "
                     "exceeds the best loss and the min is a no-op; for a float objective the overshoot it "
@@ -168,16 +168,16 @@ MUTANTS += [
     dict(
         id="certify-kept-lower-bound-at-the-end",
         file="lattice/search/certify.py",
-        original="state[\"lower\"] = None if best is None else best.loss",
-        mutated="state[\"lower\"] = state[\"lower\"]",
+        original="            self.lower = None if self.budget.best is None else self.budget.best.loss\n            return False",
+        mutated="            self.lower = self.lower\n            return False",
         tests=PLANTED,
         planted=True,
     ),
     dict(
         id="certify-climb-limit",
         file="lattice/search/certify.py",
-        original="lo, hi = x[i], box.upper[i] + 1",
-        mutated="lo, hi = x[i], box.upper[i]",
+        original="lo, hi = int(y[i]), self.box.upper[i] + 1",
+        mutated="lo, hi = int(y[i]), self.box.upper[i]",
         tests=PLANTED,
         planted=True,
     ),
