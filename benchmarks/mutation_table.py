@@ -168,7 +168,8 @@ MUTANTS += [
     dict(
         id="certify-kept-lower-bound-at-the-end",
         file="lattice/search/certify.py",
-        original="            self.lower = None if self.budget.best is None else self.budget.best.loss\n            return False",
+        original=("            self.lower = None if self.budget.best is None else self.budget.best.loss\n"
+                  "            return False"),
         mutated="            self.lower = self.lower\n            return False",
         tests=PLANTED,
         planted=True,

@@ -103,7 +103,8 @@ def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) 
 
 def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     """Mask characters from the right, one more per level (`NL805` -> `NL80*` -> `NL8**`); h = the longest
-    value's length, and the top level is `*`."""
+    value's length, and the top level is `*`. A value masked whole below the top reads `**`, never `*`: a
+    release marks its suppressed rows with `*` in every QI, and a generalized class must not look like them."""
     values = sorted(set(values))
     h = max((len(v) for v in values), default=1) or 1
     rows, shared = [], _Labels()
@@ -111,7 +112,8 @@ def masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
         row = [value]
         for level in range(1, h):
             keep = max(0, len(value) - level)
-            row.append(shared(value[:keep] + "*" * (len(value) - keep)))
+            masked = value[:keep] + "*" * (len(value) - keep)
+            row.append(shared("**" if masked == TOP else masked))
         row.append(TOP)
         rows.append(row)
     return Hierarchy.from_rows(name, rows, f"masking hierarchy of {name!r}")

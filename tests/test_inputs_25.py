@@ -153,3 +153,25 @@ def test_a_page_failing_after_publication_is_a_warning(tmp_path: Path, capsys, m
                  "--html", str(tmp_path / "page.html"), "--quiet"])
     assert code == 0 and (tmp_path / "out.csv").exists() and (tmp_path / "out.json").exists()
     assert "No space left on device" in capsys.readouterr().err
+
+
+def test_a_value_masked_whole_below_the_top_is_not_the_suppression_marker(tmp_path: Path) -> None:
+    """`zip=mask` on 1-character values: level 1 reads `**`, so a generalized class never looks like the
+    suppressed rows (before: exit 4, "bug in kgen", on valid input)."""
+    data = tmp_path / "z.csv"
+    data.write_text("zip,s\n1,s1\n1,s1\n2,s2\n2,s2\nAB,s1\nAC,s1\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    assert main(["anonymize", str(data), "--qi", "zip", "--k", "2", "--sensitive", "s", "--l", "2", "--l-variant",
+                 "entropy", "--suppression", "0.34", "--hierarchy", "zip=mask", "--output", str(out),
+                 "--quiet"]) == 0
+    assert main(["check", str(out), "--qi", "zip", "--k", "2", "--sensitive", "s", "--l", "2", "--l-variant",
+                 "entropy", "--suppression", "0.34"]) == 0
+
+
+def test_a_hierarchy_file_with_the_marker_below_its_top_is_refused(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    hierarchy = tmp_path / "sex.csv"
+    hierarchy.write_text("M;*;*\nF;X;*\n", encoding="utf-8")
+    assert main(["anonymize", str(data), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
+                 "--output", str(tmp_path / "out.csv"), "--quiet"]) == 2
+    assert "marks suppressed rows" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from kgen.io.files import open_input
 from lattice.errors import InputError, clip, names_shown
 
 DEFAULT_MISSING = ("", "?", "NA")
+SUPPRESSED = "*"  # how a release writes a suppressed row's QI cells (and the top of every hierarchy)
 ITER_CHUNK = 65_536  # rows materialized at a time when a coded column is iterated
 
 

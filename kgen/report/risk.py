@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kgen.io.table import SUPPRESSED
 from lattice.errors import InputError
 
-SUPPRESSED = "*"
 DEFAULT_THRESHOLD = 0.2
 # Newton's method on Pitman's likelihood: stop when the gradient is this small (relative to n).
 PITMAN_TOLERANCE = 1e-10

@@ -16,7 +16,7 @@ import numpy as np
 from fitness.encoding import code_dtype
 from fitness.evaluator import Evaluation
 from fitness.models import PrivacyModel
-from kgen.io.table import CodedColumn, Table
+from kgen.io.table import SUPPRESSED, CodedColumn, Table
 from kgen.report import build as reporting
 from kgen.run.advice import LeastSuppressed, no_solution_advice
 from kgen.run.algorithms import make_search
@@ -29,8 +29,6 @@ from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
 from lattice.node import Node
 from lattice.search.base import Limits, SearchResult, Stopped, run_search
-
-SUPPRESSED = "*"
 
 
 @dataclass(frozen=True, eq=False)

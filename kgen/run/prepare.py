@@ -14,7 +14,7 @@ from fitness.evaluator import NodeEvaluator
 from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
 from fitness.objective import make_objective
 from kgen.io import hierarchies as hierarchy_specs
-from kgen.io.table import CodedColumn, Table, as_table
+from kgen.io.table import SUPPRESSED, CodedColumn, Table, as_table
 from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
@@ -23,7 +23,7 @@ from kgen.run.roles import run_warnings
 from kgen.run.values import integer_labels, normalize_codes, stripped_codes
 from kgen.runners import parallel
 from lattice.box import Box
-from lattice.errors import InputError, NoSolutionError
+from lattice.errors import InputError, NoSolutionError, clip
 from lattice.hierarchy import Hierarchy
 from lattice.node import Node
 from lattice.pruning import minimum_levels
@@ -200,7 +200,20 @@ def encode_qi(table: Table, config: Config, column: str) -> PreparedQI:
     hierarchy, source = hierarchy_specs.resolve(column, distinct, token, config.hierarchies.get(column),
                                                 config.hierarchy_dir, table.source, column_values=values,
                                                 row_number=table.row_number, numbers=numbers)
+    require_no_marker_below_top(column, hierarchy, source)
     return PreparedQI(column, values, hierarchy, source, encode_codes(column, codes, labels, hierarchy))  # type: ignore[arg-type]
+
+
+def require_no_marker_below_top(column: str, hierarchy: Hierarchy, source: str) -> None:
+    """Refuse a hierarchy with the suppression marker `*` below its top level: the release writes suppressed
+    rows as `*` in every QI, so a class generalized to `*` there would merge with them in the file (and the
+    independent check would rightly fail the release). The builders never make one (mask writes `**`)."""
+    for leaf, path in hierarchy.paths.items():
+        level = next((i for i in range(1, len(path) - 1) if path[i] == SUPPRESSED), None)
+        if level is not None:
+            raise InputError(f"the hierarchy ({clip(source)}) generalizes {clip(leaf)} to {SUPPRESSED!r} at level "
+                             f"{level}, below its top: {SUPPRESSED!r} marks suppressed rows in a release; use "
+                             "another label there (e.g. '**')", column=column)
 
 
 def search_box(config: Config, evaluator: NodeEvaluator, heights: Node, require_feasible: bool,

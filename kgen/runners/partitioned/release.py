@@ -21,11 +21,10 @@ import pandas as pd
 import pyarrow as pa
 from pyarrow import csv
 
+from kgen.io.table import SUPPRESSED
 from kgen.runners.partitioned import keys as keying
 from kgen.runners.partitioned.part import Plan
 from kgen.runners.partitioned.source import read_part
-
-SUPPRESSED = "*"
 
 
 @dataclass(frozen=True)
