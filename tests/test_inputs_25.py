@@ -175,3 +175,20 @@ def test_a_hierarchy_file_with_the_marker_below_its_top_is_refused(tmp_path: Pat
     assert main(["anonymize", str(data), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
                  "--output", str(tmp_path / "out.csv"), "--quiet"]) == 2
     assert "marks suppressed rows" in capsys.readouterr().err
+
+
+def test_k_optimize_gives_the_empty_value_an_interval_of_its_own(tmp_path: Path) -> None:
+    """The empty value forms its own interval, labelled `(blank)` (before: a message about a hierarchy the
+    user never gave)."""
+    data = tmp_path / "ages.csv"
+    data.write_text("age,zip\n30,1\n,1\n,1\n31,1\n32,1\n33,1\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    assert main(["anonymize", str(data), "--qi", "age", "--k", "2", "--algorithm", "k-optimize", "--output",
+                 str(out), "--quiet"]) == 0
+    assert "(blank)" in out.read_text(encoding="utf-8")
+
+
+def test_k_optimize_has_a_default_time_limit() -> None:
+    from kgen.run import koptimize
+
+    assert 0 < koptimize.DEFAULT_SECONDS <= 120
