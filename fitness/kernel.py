@@ -53,8 +53,9 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
                ids: bool = False, representatives: bool = False, max_groups: int | None = None) -> KeyCounts:
     """Count the distinct values of an integer key: the one home of the count-or-sort idiom.
 
-    While `span` is at most max(4 n, 65,536) the values are counted with `np.bincount` into `span` bins; past
-    that the key is sorted (as uint32 when the span fits) and the runs of equal values are measured. The sort
+    While `span` is at most max(4 n, 65,536) the values are counted with `np.bincount` into `span` bins
+    (`_count_by_bins`); past that the key is sorted (as uint32 when the span fits) and the runs of equal values
+    are measured (`_count_by_sort`): two ways with no state in common, hence two helpers. The sort
     takes a permutation (`argsort`) only when per-row ids or weights need it; without one, representatives
     are found by a binary search in the distinct values. Representatives come back only when there are at
     most `max_groups` distinct values (they cost a pass over the rows).
@@ -82,20 +83,40 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
         return KeyCounts(_EMPTY, _EMPTY if values else None, _EMPTY if ids else None,
                          _EMPTY if representatives else None)
     if span <= count_limit(n):
-        counts = np.bincount(key, weights=weights, minlength=span)
-        if weights is None:
-            present = counts > 0
-            sizes = counts[present]
-        else:  # a present value may not weigh zero: every weight is positive
-            present = np.bincount(key, minlength=span) > 0
-            sizes = counts[present].astype(np.int64)
-        reps = None
-        if representatives and (max_groups is None or sizes.size <= max_groups):
-            last = np.empty(span, dtype=np.int64)
-            last[key] = np.arange(n)  # any row of a value represents it; the last write wins
-            reps = last[present]
-        return KeyCounts(sizes, np.flatnonzero(present) if values else None,
-                         (np.cumsum(present) - 1)[key] if ids else None, reps)
+        return _count_by_bins(key, span, weights, values, ids, representatives, max_groups)
+    return _count_by_sort(key, span, weights, values, ids, representatives, max_groups)
+
+
+def _wants_representatives(representatives: bool, max_groups: int | None, groups: int) -> bool:
+    """Representatives cost a pass over the rows: only when asked for and there are few enough groups."""
+    return representatives and (max_groups is None or groups <= max_groups)
+
+
+def _count_by_bins(key: np.ndarray, span: int, weights: np.ndarray | None, values: bool, ids: bool,
+                   representatives: bool, max_groups: int | None) -> KeyCounts:
+    """`count_keys` for a span small enough to count: one `np.bincount` over `span` bins, no sort."""
+    counts = np.bincount(key, weights=weights, minlength=span)
+    if weights is None:
+        present = counts > 0
+        sizes = counts[present]
+    else:  # a present value may not weigh zero: every weight is positive
+        present = np.bincount(key, minlength=span) > 0
+        sizes = counts[present].astype(np.int64)
+    reps = None
+    if _wants_representatives(representatives, max_groups, sizes.size):
+        last = np.empty(span, dtype=np.int64)
+        last[key] = np.arange(key.size)  # any row of a value represents it; the last write wins
+        reps = last[present]
+    return KeyCounts(sizes, np.flatnonzero(present) if values else None,
+                     (np.cumsum(present) - 1)[key] if ids else None, reps)
+
+
+def _count_by_sort(key: np.ndarray, span: int, weights: np.ndarray | None, values: bool, ids: bool,
+                   representatives: bool, max_groups: int | None) -> KeyCounts:
+    """`count_keys` for a span too wide for bins: sort the key (as uint32 when the span fits: about 1.6x
+    faster) and measure the runs of equal values. A permutation (`argsort`) is taken only when per-row ids
+    or weights need one; without it, representatives come from a binary search in the distinct values."""
+    n = key.size
     compact = key.astype(np.uint32) if span <= _U32 else key
     order = np.argsort(compact) if ids or weights is not None else None
     ordered = compact[order] if order is not None else np.sort(compact)
@@ -114,7 +135,7 @@ def count_keys(key: np.ndarray, span: int, weights: np.ndarray | None = None, *,
         row_ids = np.empty(n, dtype=np.int64)
         row_ids[order] = np.cumsum(starts) - 1
     reps = None
-    if representatives and (max_groups is None or sizes.size <= max_groups):
+    if _wants_representatives(representatives, max_groups, sizes.size):
         if order is not None:
             reps = order[first]
         else:

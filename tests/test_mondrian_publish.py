@@ -210,11 +210,15 @@ def test_huge_numbers_give_a_valid_json_report(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_sigterm_during_a_distributed_run_is_one_line(tmp_path: Path) -> None:
-    data = write_table(tmp_path / "people.csv", rows=200_000)
+    data = write_table(tmp_path / "people.csv", rows=400_000)
     process = subprocess.Popen([sys.executable, "-m", "kgen", "mondrian", str(data), "--qi", "age,zip,sex", "--k",
                                 "5", "--workers", "2", "--output", str(tmp_path / "parts")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
+    deadline = time.monotonic() + 120  # the signal comes once the run has its temporary folder: mid-run
+    while not list(tmp_path.glob(".parts.*")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert process.poll() is None, "the run ended before the signal could be sent"
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143

@@ -309,130 +309,193 @@ def _tax_office(city: str) -> str:
 
 
 def generate(seed: int = 0, rows: int = ROWS) -> FraudDataset:
-    """Generate F deterministically from `seed`: `rows` reports (default 1,599), 47 attributes."""
+    """Generate F deterministically from `seed`: `rows` reports (default 1,599), 47 attributes.
+
+    Each report is drawn in steps, each a slice of one fixed sequence of draws from the one `rng`: the latent
+    subject first, then its attributes. The order of the draws is part of the format (a seed must keep
+    giving the same table), so a step may be renamed or split, but its draws never moved.
+    """
     rng = random.Random(seed)
     dutch = [c for c in CITIES if CITIES[c][1] == "Netherlands"]
     nearby = [c for c in CITIES if CITIES[c][1] in ("Netherlands", "Belgium", "Germany")]
     home_weights = _home_weights()
     columns: dict[str, list[str]] = {IDENTIFIER: []} | {a.name: [] for a in ATTRIBUTES}
-
-    def put(name: str, value: object) -> None:
-        columns[name].append(MISSING if value is None else str(value))
-
     for number in range(1, rows + 1):
-        fraud = rng.random() < 0.27
-        home = _weighted(rng, home_weights)
-        wealth = rng.lognormvariate(0.0, 0.6)
-        tx_date = _day(dt.date(2019, 1, 1), dt.date(2020, 12, 31), rng)
-        if tx_date.weekday() >= 5 and rng.random() < 0.6:  # fewer reported transactions at weekends
-            tx_date -= dt.timedelta(days=tx_date.weekday() - 4)
-        age_years = _clip(rng.gauss(47 if not fraud else 39, 14), 18, 92)
-        birth = tx_date - dt.timedelta(days=int(age_years * 365.25) + rng.randint(0, 364))
-        age = tx_date.year - birth.year - ((tx_date.month, tx_date.day) < (birth.month, birth.day))
-        sector = rng.choice(list(SECTORS))
-        turnover, vat_liable, cash_share = SECTORS[sector]
-        business = rng.random() < (0.65 if fraud else 0.4)
-
-        # counterparty: fraud goes abroad and to high-risk places more often
-        abroad = rng.random() < (0.45 if fraud else 0.12)
-        if abroad:
-            far = {k: (3.0 if r == "EU" else 1.0) * (2.5 if fraud and r != "EU" else 1.0)
-                   for k, r in COUNTRIES.items() if k != "Netherlands"}
-            cp_country = _weighted(rng, far)
-            options = [c for c in CITIES if CITIES[c][1] == cp_country]
-            cp_city = rng.choice(options) if options and rng.random() < 0.8 else None
-        else:
-            cp_city = _near(home, 0.35, rng, dutch) if rng.random() < 0.93 else None
-            cp_country = "Netherlands"
-        put(IDENTIFIER, f"R{seed:02d}-{number:05d}")
-        put("transaction_date", tx_date.isoformat())
-        scale = turnover * wealth * (3.5 if fraud else 1.0)
-        amount = int(_clip(rng.lognormvariate(math.log(scale / 4), 1.0), 5, 950_000))
-        if rng.random() < 0.15:  # round amounts are a classic red flag
-            amount = max(100, round(amount, -2))
-        put("amount", amount)
-        put("subject_postcode", _postcode(home, rng))
-        put("subject_city", home)
-        put("subject_birth_date", birth.isoformat())
-        put("subject_age", age)
-        put("counterparty_city", cp_city)
-        put("subject_sbi", sector)
-        opened = _day(max(birth + dt.timedelta(days=18 * 366), dt.date(1985, 1, 1)), tx_date, rng)
-        if fraud and rng.random() < 0.4:  # money mules: accounts opened shortly before
-            opened = tx_date - dt.timedelta(days=rng.randint(5, 200))
-        put("account_opened", opened.isoformat())
-        risk = _clip(rng.gauss(68 if fraud else 35, 15) + (10 if abroad else 0), 0, 100)
-        put("risk_score", int(risk))
-        put("counterparty_country", cp_country)
-        put("counterparty_bic", rng.choice(BIC_BY_COUNTRY[cp_country]) if rng.random() < 0.96 else None)
-        put("transactions_month", int(_clip(rng.lognormvariate(math.log(25 * (1.8 if business else 1)), 0.8),
-                                            1, 999)))
-        report = tx_date + dt.timedelta(days=min(120, int(rng.expovariate(1 / 18))))
-        put("report_date", report.isoformat())
-        put("subject_gender", "X" if rng.random() < 0.01 else ("M" if rng.random() < (0.7 if fraud else 0.52)
-                                                               else "F"))
-        put("counterparty_postcode", _postcode(cp_city, rng) if cp_city else None)
-        hour = int(rng.gauss(2, 2.5)) % 24 if fraud and rng.random() < 0.35 else int(_clip(rng.gauss(13, 3.5), 6, 23))
-        put("transaction_hour", hour)
-        put("vat_amount", round(amount * 21 / 121) if vat_liable and business else 0)
-        put("fee", int(_clip(amount * 0.15, 15, 2500)) if abroad else (int(_clip(amount * 0.01, 0, 500))))
-        employees = int(_clip(rng.lognormvariate(math.log(3 * wealth), 1.1), 1, 2500)) if business else None
-        put("employees", employees)
-        revenue = int(turnover * 12 * (employees or 1) ** 0.8 * rng.lognormvariate(0, 0.4)) if business else None
-        put("annual_revenue", revenue)
-        adult = birth + dt.timedelta(days=18 * 366)
-        founded = _day(max(adult, dt.date(1980, 1, 1)), tx_date, rng) if business else None
-        put("company_founded", founded.isoformat() if founded else None)
-        put("kvk_number", f"{rng.randint(10_000_000, 99_999_999)}" if business else None)
-        put("last_login_date", (report - dt.timedelta(days=int(rng.expovariate(1 / 6)))).isoformat()
-            if rng.random() < 0.9 else None)
-        cash = rng.random() < cash_share * (1.6 if fraud else 1.0)
-        put("cash_deposits", int(rng.lognormvariate(math.log(turnover * (2 if fraud else 0.5)), 0.9)) if cash else 0)
-        put("foreign_transfers", int(rng.expovariate(1 / (9 if fraud else 1.5))) + (1 if abroad else 0))
-        nationality = "Netherlands" if rng.random() < (0.8 if not fraud else 0.62) else _weighted(
-            rng, {k: (4.0 if k in ("Belgium", "Germany", "Turkey", "Morocco", "Poland", "Suriname") else 1.0)
-                  for k in COUNTRIES if k != "Netherlands"})
-        put("subject_nationality", nationality)
-        put("branch_city", _near(home, 0.75, rng, dutch) if CITIES[home][1] == "Netherlands" else home)
-        atm = rng.random()
-        put("atm_city", None if atm < 0.18 else (rng.choice(list(CITIES)) if fraud and atm > 0.85
-                                                 else _near(home, 0.6, rng, nearby)))
-        put("invoice_number", f"F{tx_date.year % 100:02d}{rng.randint(0, 99999):05d}" if business and
-            rng.random() < 0.8 else None)
-        plate = (f"{rng.randint(1, 99):02d}-{''.join(rng.choices('BDFGHJKLNPRSTXZ', k=3))}-{rng.randint(1, 9)}"
-                 if rng.random() < 0.7 else None)
-        put("vehicle_plate", plate)
-        put("previous_reports", min(9, int(rng.expovariate(1 / (1.6 if fraud else 0.4)))))
-        loan = rng.random() < 0.45
-        put("loan_amount", int(rng.lognormvariate(math.log(60_000 * wealth), 0.9)) if loan else None)
-        loan_start = _day(max(opened, dt.date(2000, 1, 1)), tx_date, rng) if loan else None
-        put("loan_start_date", loan_start.isoformat() if loan_start else None)
-        put("mortgage_city", _near(home, 0.85, rng, dutch) if rng.random() < 0.55 else None)
-        put("tax_office", _tax_office(home))
-        audit = rng.random() < (0.55 if fraud else 0.25)
-        put("audit_date", _day(dt.date(2010, 1, 1), report, rng).isoformat() if audit else None)
-        hump = math.exp(-((age - 52) / 22) ** 2)
-        income = int(_clip(rng.lognormvariate(math.log(24_000 + 40_000 * hump * wealth), 0.45), 0, 5_000_000))
-        if fraud and rng.random() < 0.5:  # under-declaring
-            income = int(income * rng.uniform(0.2, 0.6))
-        put("declared_income", income)
-        tax = 0.0 if income < 10_000 else 0.37 * (min(income, 68_000) - 10_000) + 0.495 * max(0, income - 68_000)
-        put("tax_due", int(tax * rng.uniform(0.9, 1.05)))
-        refund = rng.random() < (0.6 if fraud else 0.3)
-        put("refund_claimed", int(rng.lognormvariate(math.log(1500 * (4 if fraud else 1)), 1.0)) if refund else 0)
-        put("accountant_postcode", _postcode(_near(home, 0.5, rng, dutch), rng) if business or rng.random() < 0.2
-            else None)
-        put("subject_bank", rng.choice(BANKS_NL if CITIES[home][1] == "Netherlands" else ("RABO", "INGB")))
-        put("phone_area", "06" if rng.random() < 0.55 else CITIES[home][3])
-        mcc = MCC_BY_SECTOR[sector] if rng.random() < 0.6 else rng.choice(list(MCC_BY_SECTOR.values()))
-        put("merchant_category", mcc)
-        put("account_balance", int(rng.gauss(2500 * wealth, 4000 * wealth)) - (amount // 3 if fraud else 0))
-        put("cash_withdrawals", int(rng.lognormvariate(math.log(800 * (5 if fraud else 1)), 1.0))
-            if rng.random() < 0.7 else 0)
-        put("fraud_label", "Y" if fraud else "N")
-
+        subject = _subject(rng, home_weights, dutch)
+        fields, amount, opened, report = _transaction_fields(rng, subject)
+        fields |= _contact_fields(rng, subject, amount)
+        fields |= _business_fields(rng, subject, report)
+        fields |= _personal_fields(rng, subject, dutch, nearby)
+        fields |= _loan_and_tax_fields(rng, subject, dutch, opened, report)
+        fields |= _bank_fields(rng, subject, amount)
+        fields[IDENTIFIER] = f"R{seed:02d}-{number:05d}"
+        assert len(fields) == len(columns)  # every column gets one value per report
+        for name, value in fields.items():
+            columns[name].append(MISSING if value is None else str(value))
     table = Table(tuple(columns), columns, None, ",")
     return FraudDataset(table, {a.name: a.hierarchy for a in ATTRIBUTES}, seed)
+
+
+@dataclass(frozen=True)
+class _Subject:
+    """The latent variables of one report (see the module's docstring): every attribute hangs off them."""
+
+    fraud: bool
+    home: str
+    wealth: float
+    tx_date: dt.date
+    birth: dt.date
+    age: int
+    sector: str
+    business: bool
+    abroad: bool
+    cp_country: str
+    cp_city: str | None
+
+
+def _subject(rng: random.Random, home_weights: Mapping[str, float], dutch: Sequence[str]) -> _Subject:
+    """Draw the subject of one report: fraud or not, home, wealth, transaction day, age, sector, business and
+    the counterparty (fraud goes abroad and to high-risk places more often)."""
+    fraud = rng.random() < 0.27
+    home = _weighted(rng, home_weights)
+    wealth = rng.lognormvariate(0.0, 0.6)
+    tx_date = _day(dt.date(2019, 1, 1), dt.date(2020, 12, 31), rng)
+    if tx_date.weekday() >= 5 and rng.random() < 0.6:  # fewer reported transactions at weekends
+        tx_date -= dt.timedelta(days=tx_date.weekday() - 4)
+    age_years = _clip(rng.gauss(47 if not fraud else 39, 14), 18, 92)
+    birth = tx_date - dt.timedelta(days=int(age_years * 365.25) + rng.randint(0, 364))
+    age = tx_date.year - birth.year - ((tx_date.month, tx_date.day) < (birth.month, birth.day))
+    sector = rng.choice(list(SECTORS))
+    business = rng.random() < (0.65 if fraud else 0.4)
+    abroad = rng.random() < (0.45 if fraud else 0.12)
+    if abroad:
+        far = {k: (3.0 if r == "EU" else 1.0) * (2.5 if fraud and r != "EU" else 1.0)
+               for k, r in COUNTRIES.items() if k != "Netherlands"}
+        cp_country = _weighted(rng, far)
+        options = [c for c in CITIES if CITIES[c][1] == cp_country]
+        cp_city = rng.choice(options) if options and rng.random() < 0.8 else None
+    else:
+        cp_city = _near(home, 0.35, rng, dutch) if rng.random() < 0.93 else None
+        cp_country = "Netherlands"
+    return _Subject(fraud, home, wealth, tx_date, birth, age, sector, business, abroad, cp_country, cp_city)
+
+
+def _transaction_fields(rng: random.Random, s: _Subject) -> tuple[dict[str, object], int, dt.date, dt.date]:
+    """The transaction, the subject's home and account, the risk score, the counterparty's bank and the report
+    day; also the amount, the account's opening day and the report day, which later attributes follow."""
+    fields: dict[str, object] = {"transaction_date": s.tx_date.isoformat()}
+    scale = SECTORS[s.sector][0] * s.wealth * (3.5 if s.fraud else 1.0)
+    amount = int(_clip(rng.lognormvariate(math.log(scale / 4), 1.0), 5, 950_000))
+    if rng.random() < 0.15:  # round amounts are a classic red flag
+        amount = max(100, round(amount, -2))
+    fields |= {"amount": amount, "subject_postcode": _postcode(s.home, rng), "subject_city": s.home,
+               "subject_birth_date": s.birth.isoformat(), "subject_age": s.age, "counterparty_city": s.cp_city,
+               "subject_sbi": s.sector}
+    opened = _day(max(s.birth + dt.timedelta(days=18 * 366), dt.date(1985, 1, 1)), s.tx_date, rng)
+    if s.fraud and rng.random() < 0.4:  # money mules: accounts opened shortly before
+        opened = s.tx_date - dt.timedelta(days=rng.randint(5, 200))
+    fields["account_opened"] = opened.isoformat()
+    risk = _clip(rng.gauss(68 if s.fraud else 35, 15) + (10 if s.abroad else 0), 0, 100)
+    fields |= {"risk_score": int(risk), "counterparty_country": s.cp_country,
+               "counterparty_bic": rng.choice(BIC_BY_COUNTRY[s.cp_country]) if rng.random() < 0.96 else None,
+               "transactions_month": int(_clip(rng.lognormvariate(math.log(25 * (1.8 if s.business else 1)), 0.8),
+                                               1, 999))}
+    report = s.tx_date + dt.timedelta(days=min(120, int(rng.expovariate(1 / 18))))
+    fields["report_date"] = report.isoformat()
+    return fields, amount, opened, report
+
+
+def _contact_fields(rng: random.Random, s: _Subject, amount: int) -> dict[str, object]:
+    """Gender, the counterparty's postcode, the hour (fraud often at night), VAT and the bank's fee."""
+    _, vat_liable, _ = SECTORS[s.sector]
+    gender = "X" if rng.random() < 0.01 else ("M" if rng.random() < (0.7 if s.fraud else 0.52) else "F")
+    postcode = _postcode(s.cp_city, rng) if s.cp_city else None
+    hour = (int(rng.gauss(2, 2.5)) % 24 if s.fraud and rng.random() < 0.35
+            else int(_clip(rng.gauss(13, 3.5), 6, 23)))
+    return {"subject_gender": gender, "counterparty_postcode": postcode, "transaction_hour": hour,
+            "vat_amount": round(amount * 21 / 121) if vat_liable and s.business else 0,
+            "fee": int(_clip(amount * 0.15, 15, 2500)) if s.abroad else (int(_clip(amount * 0.01, 0, 500)))}
+
+
+def _business_fields(rng: random.Random, s: _Subject, report: dt.date) -> dict[str, object]:
+    """The subject's business (empty without one), the last login and the cash and transfers of 90 days."""
+    turnover, _, cash_share = SECTORS[s.sector]
+    business, fraud = s.business, s.fraud
+    employees = int(_clip(rng.lognormvariate(math.log(3 * s.wealth), 1.1), 1, 2500)) if business else None
+    revenue = int(turnover * 12 * (employees or 1) ** 0.8 * rng.lognormvariate(0, 0.4)) if business else None
+    adult = s.birth + dt.timedelta(days=18 * 366)
+    founded = _day(max(adult, dt.date(1980, 1, 1)), s.tx_date, rng) if business else None
+    fields: dict[str, object] = {
+        "employees": employees, "annual_revenue": revenue, "company_founded": founded.isoformat() if founded else None,
+        "kvk_number": f"{rng.randint(10_000_000, 99_999_999)}" if business else None,
+        "last_login_date": (report - dt.timedelta(days=int(rng.expovariate(1 / 6)))).isoformat()
+        if rng.random() < 0.9 else None}
+    cash = rng.random() < cash_share * (1.6 if fraud else 1.0)
+    fields["cash_deposits"] = (int(rng.lognormvariate(math.log(turnover * (2 if fraud else 0.5)), 0.9)) if cash
+                               else 0)
+    fields["foreign_transfers"] = int(rng.expovariate(1 / (9 if fraud else 1.5))) + (1 if s.abroad else 0)
+    return fields
+
+
+def _personal_fields(rng: random.Random, s: _Subject, dutch: Sequence[str], nearby: Sequence[str]
+                     ) -> dict[str, object]:
+    """Nationality, the bank branch and last ATM, an invoice, a vehicle and earlier reports."""
+    home, fraud = s.home, s.fraud
+    nationality = "Netherlands" if rng.random() < (0.8 if not fraud else 0.62) else _weighted(
+        rng, {k: (4.0 if k in ("Belgium", "Germany", "Turkey", "Morocco", "Poland", "Suriname") else 1.0)
+              for k in COUNTRIES if k != "Netherlands"})
+    branch = _near(home, 0.75, rng, dutch) if CITIES[home][1] == "Netherlands" else home
+    atm = rng.random()
+    atm_city = None if atm < 0.18 else (rng.choice(list(CITIES)) if fraud and atm > 0.85
+                                        else _near(home, 0.6, rng, nearby))
+    invoice = (f"F{s.tx_date.year % 100:02d}{rng.randint(0, 99999):05d}" if s.business and rng.random() < 0.8
+               else None)
+    plate = (f"{rng.randint(1, 99):02d}-{''.join(rng.choices('BDFGHJKLNPRSTXZ', k=3))}-{rng.randint(1, 9)}"
+             if rng.random() < 0.7 else None)
+    return {"subject_nationality": nationality, "branch_city": branch, "atm_city": atm_city,
+            "invoice_number": invoice, "vehicle_plate": plate,
+            "previous_reports": min(9, int(rng.expovariate(1 / (1.6 if fraud else 0.4))))}
+
+
+def _loan_and_tax_fields(rng: random.Random, s: _Subject, dutch: Sequence[str], opened: dt.date,
+                         report: dt.date) -> dict[str, object]:
+    """Loan and mortgage, the tax office and audit, declared income (fraud under-declares), tax, refund and
+    the accountant."""
+    home, fraud = s.home, s.fraud
+    loan = rng.random() < 0.45
+    fields: dict[str, object] = {
+        "loan_amount": int(rng.lognormvariate(math.log(60_000 * s.wealth), 0.9)) if loan else None}
+    loan_start = _day(max(opened, dt.date(2000, 1, 1)), s.tx_date, rng) if loan else None
+    fields["loan_start_date"] = loan_start.isoformat() if loan_start else None
+    fields["mortgage_city"] = _near(home, 0.85, rng, dutch) if rng.random() < 0.55 else None
+    fields["tax_office"] = _tax_office(home)
+    audit = rng.random() < (0.55 if fraud else 0.25)
+    fields["audit_date"] = _day(dt.date(2010, 1, 1), report, rng).isoformat() if audit else None
+    hump = math.exp(-((s.age - 52) / 22) ** 2)
+    income = int(_clip(rng.lognormvariate(math.log(24_000 + 40_000 * hump * s.wealth), 0.45), 0, 5_000_000))
+    if fraud and rng.random() < 0.5:  # under-declaring
+        income = int(income * rng.uniform(0.2, 0.6))
+    fields["declared_income"] = income
+    tax = 0.0 if income < 10_000 else 0.37 * (min(income, 68_000) - 10_000) + 0.495 * max(0, income - 68_000)
+    fields["tax_due"] = int(tax * rng.uniform(0.9, 1.05))
+    refund = rng.random() < (0.6 if fraud else 0.3)
+    fields["refund_claimed"] = int(rng.lognormvariate(math.log(1500 * (4 if fraud else 1)), 1.0)) if refund else 0
+    fields["accountant_postcode"] = (_postcode(_near(home, 0.5, rng, dutch), rng)
+                                     if s.business or rng.random() < 0.2 else None)
+    return fields
+
+
+def _bank_fields(rng: random.Random, s: _Subject, amount: int) -> dict[str, object]:
+    """The subject's bank and phone, the merchant category, the balance after the transaction and cash
+    withdrawn, and the label."""
+    home, fraud = s.home, s.fraud
+    bank = rng.choice(BANKS_NL if CITIES[home][1] == "Netherlands" else ("RABO", "INGB"))
+    phone = "06" if rng.random() < 0.55 else CITIES[home][3]
+    mcc = MCC_BY_SECTOR[s.sector] if rng.random() < 0.6 else rng.choice(list(MCC_BY_SECTOR.values()))
+    balance = int(rng.gauss(2500 * s.wealth, 4000 * s.wealth)) - (amount // 3 if fraud else 0)
+    withdrawals = int(rng.lognormvariate(math.log(800 * (5 if fraud else 1)), 1.0)) if rng.random() < 0.7 else 0
+    return {"subject_bank": bank, "phone_area": phone, "merchant_category": mcc, "account_balance": balance,
+            "cash_withdrawals": withdrawals, "fraud_label": "Y" if fraud else "N"}
 
 
 def describe() -> list[tuple[str, str, str, str]]:

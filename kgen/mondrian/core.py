@@ -259,83 +259,140 @@ def partition(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], si
     `codes` (n, q): each QI's value codes in its order; `numeric_values[j]`: the code -> number map of a
     numeric QI (None: categorical, scored by distinct values); `sizes_of[j]`: the number of codes of QI j;
     `sensitive`: codes of the sensitive value per row (None or l <= 1: no l-diversity).
+
+    One round per recursion depth (see the module's docstring), run by `_Rounds` until no row is left open.
     """
-    n, q = codes.shape
-    part = np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return part
-    width = np.int64(max(max(sizes_of), 1))
-    use_l = sensitive is not None and l > 1
-    s_size = np.int64(int(sensitive.max()) + 1) if use_l else np.int64(1)
+    if codes.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    rounds = _Rounds(codes, numeric_values, sizes_of, sensitive, k, l)
+    while rounds.active.size:
+        rounds.advance()
+    return rounds.part
+
+
+def _full_ranges(codes: np.ndarray, numeric_values: Sequence[np.ndarray | None]) -> np.ndarray:
+    """Per QI, the whole fragment's spread that a partition's score is divided by: the range of a numeric
+    QI, the number of distinct codes of a categorical one (the paper's Eq. 1)."""
     lo0, hi0 = codes.min(axis=0), codes.max(axis=0)
-    full = np.zeros(q)
-    for j in range(q):
-        if numeric_values[j] is not None:
-            full[j] = numeric_values[j][hi0[j]] - numeric_values[j][lo0[j]]
+    full = np.zeros(codes.shape[1])
+    for j, values in enumerate(numeric_values):
+        if values is not None:
+            full[j] = values[hi0[j]] - values[lo0[j]]
         else:
             full[j] = np.unique(codes[:, j]).size
-    active = np.arange(n)
-    sizes = np.array([n], dtype=np.int64)
-    done_count = 0
-    while active.size:
-        count = sizes.size
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        seg = np.repeat(np.arange(count), sizes)
-        block = codes[active]
+    return full
+
+
+class _Rounds:
+    """The state of `partition` between two rounds, one round a recursion depth.
+
+    Why a class: every step of a round reads the same constants (codes, ranges, k, l, code widths) and the
+    round moves three things, the rows still open (`active`, grouped by segment, in order), the size of each
+    open segment (`sizes`) and the number of partitions already final (`done`); on `self` they are named once
+    instead of being threaded through each step. `part` fills in as segments become final.
+    """
+
+    def __init__(self, codes: np.ndarray, numeric_values: Sequence[np.ndarray | None], sizes_of: Sequence[int],
+                 sensitive: np.ndarray | None, k: int, l: int) -> None:  # noqa: E741
+        n = codes.shape[0]
+        self.codes, self.numeric_values, self.sensitive, self.k, self.l = codes, numeric_values, sensitive, k, l
+        self.width = int(max(max(sizes_of), 1))
+        self.use_l = sensitive is not None and l > 1
+        self.s_size = int(sensitive.max()) + 1 if sensitive is not None and l > 1 else 1
+        self.full = _full_ranges(codes, numeric_values)
+        self.part = np.zeros(n, dtype=np.int64)
+        self.active = np.arange(n)
+        self.sizes = np.array([n], dtype=np.int64)
+        self.done = 0
+
+    def advance(self) -> None:
+        """One round: score every open segment's QIs, find each segment's cut, settle the segments with none
+        and split the others in two."""
+        count = self.sizes.size
+        starts = np.concatenate(([0], np.cumsum(self.sizes)[:-1]))
+        seg = np.repeat(np.arange(count), self.sizes)
+        block = self.codes[self.active]
         lo = np.minimum.reduceat(block, starts, axis=0)
         hi = np.maximum.reduceat(block, starts, axis=0)
-        score = np.zeros((count, q))
-        for j in range(q):
-            if full[j] <= 0:
-                continue
-            if numeric_values[j] is not None:
-                score[:, j] = (numeric_values[j][hi[:, j]] - numeric_values[j][lo[:, j]]) / full[j]
-            else:
-                score[:, j] = _distinct(seg, block[:, j].astype(np.int64), count, int(width)) / full[j]
         can = hi > lo
-        score = np.where(can, score, -1.0)
+        score = np.where(can, self._scores(seg, block, lo, hi), -1.0)
+        chosen, threshold = self._cuts(seg, block, can, score)
+        self._split(seg, block, chosen, threshold)
+
+    def _scores(self, seg: np.ndarray, block: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """(segments, q): each QI's spread in each segment over its spread in the fragment (0 where the
+        fragment has none)."""
+        count = lo.shape[0]
+        score = np.zeros((count, lo.shape[1]))
+        for j, values in enumerate(self.numeric_values):
+            if self.full[j] <= 0:
+                continue
+            if values is not None:
+                score[:, j] = (values[hi[:, j]] - values[lo[:, j]]) / self.full[j]
+            else:
+                score[:, j] = _distinct(seg, block[:, j].astype(np.int64), count, self.width) / self.full[j]
+        return score
+
+    def _cuts(self, seg: np.ndarray, block: np.ndarray, can: np.ndarray, score: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Per segment, the QI it is cut on (-1: final) and the cut (left = codes <= cut). A segment of at
+        least 2k rows tries its QIs in score order; the first whose median cut is allowed wins."""
+        count = self.sizes.size
         ranking = np.argsort(-score, axis=1, kind="stable")  # ties: the QI listed first
         chosen = np.full(count, -1, dtype=np.int64)
         threshold = np.zeros(count, dtype=np.int64)
-        open_ = sizes >= 2 * k
-        for r in range(q):
+        open_ = self.sizes >= 2 * self.k
+        for r in range(score.shape[1]):
             j = ranking[:, r]
             candidate = open_ & (chosen < 0) & can[np.arange(count), j]
             if not candidate.any():
                 break
             cseg = np.flatnonzero(candidate)
-            rows = candidate[seg]
-            rseg = seg[rows]
-            rcode = block[rows, j[rseg]].astype(np.int64)
-            csize = sizes[cseg]
-            position = np.full(count, -1, dtype=np.int64)
-            position[cseg] = np.arange(cseg.size)
-            rpos = position[rseg]
-            median, left, below = _medians(rpos, rcode, csize, int(width), active.size)
-            whole = left == csize  # the median is the maximum: cut just below it
-            left = np.where(whole, below, left)
-            cut = np.where(whole, median - 1, median)
-            ok = (left >= k) & (csize - left >= k)
-            if use_l and ok.any():
-                side = rcode > cut[rpos]
-                groups = rpos * 2 + side
-                distinct = _distinct(groups, sensitive[active[rows]], 2 * cseg.size, int(s_size)).reshape(-1, 2)
-                ok &= (distinct >= l).all(axis=1)
+            ok, cut = self._median_cuts(seg, block, candidate, cseg, j)
             chosen[cseg[ok]] = j[cseg[ok]]
             threshold[cseg[ok]] = cut[ok]
+        return chosen, threshold
+
+    def _median_cuts(self, seg: np.ndarray, block: np.ndarray, candidate: np.ndarray, cseg: np.ndarray,
+                     j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the candidate segments `cseg`, each cut on its QI `j[s]` at the median: the cut, and whether
+        both halves keep k rows (and l distinct sensitive values)."""
+        rows = candidate[seg]
+        rseg = seg[rows]
+        rcode = block[rows, j[rseg]].astype(np.int64)
+        csize = self.sizes[cseg]
+        position = np.full(candidate.size, -1, dtype=np.int64)
+        position[cseg] = np.arange(cseg.size)
+        rpos = position[rseg]
+        median, left, below = _medians(rpos, rcode, csize, self.width, self.active.size)
+        whole = left == csize  # the median is the maximum: cut just below it
+        left = np.where(whole, below, left)
+        cut = np.where(whole, median - 1, median)
+        ok = (left >= self.k) & (csize - left >= self.k)
+        if self.use_l and ok.any():
+            assert self.sensitive is not None
+            side = rcode > cut[rpos]
+            groups = rpos * 2 + side
+            distinct = _distinct(groups, self.sensitive[self.active[rows]], 2 * cseg.size, self.s_size)
+            ok &= (distinct.reshape(-1, 2) >= self.l).all(axis=1)
+        return ok, cut
+
+    def _split(self, seg: np.ndarray, block: np.ndarray, chosen: np.ndarray, threshold: np.ndarray) -> None:
+        """Number the segments with no cut (final, ids in segment order after those already final) and put
+        each other segment's rows in two new segments, left half first, rows in their order."""
+        count = self.sizes.size
         final = chosen < 0
         final_rows = final[seg]
-        ids = np.cumsum(final) - 1 + done_count
-        part[active[final_rows]] = ids[seg[final_rows]]
-        done_count += int(final.sum())
+        ids = np.cumsum(final) - 1 + self.done
+        self.part[self.active[final_rows]] = ids[seg[final_rows]]
+        self.done += int(final.sum())
         keep = ~final_rows
-        active, seg, block = active[keep], seg[keep], block[keep]
+        active, seg, block = self.active[keep], seg[keep], block[keep]
         side = block[np.arange(active.size), chosen[seg]] > threshold[seg]
         halves = seg * 2 + side
         sizes = np.bincount(halves, minlength=2 * count)
-        active = active[_stable_order(halves, side, sizes)]
-        sizes = sizes[sizes > 0]
-    return part
+        self.active = active[_stable_order(halves, side, sizes)]
+        self.sizes = sizes[sizes > 0]
 
 
 def _stable_order(halves: np.ndarray, side: np.ndarray, sizes: np.ndarray) -> np.ndarray:

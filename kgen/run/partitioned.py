@@ -249,35 +249,7 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
     if own:
         client, cluster = open_cluster(config, memory_limit)
     try:
-        prepared = prepare(client, source, config, batch_bytes)
-        result = search(prepared, config, progress)
-        if result.best is None:
-            raise NoSolutionError(f"the search ({result.algorithm}, stopped: {result.stopped}) found no feasible "
-                                  f"node in {result.evaluations} evaluations", file=source.name)
-        released = time.perf_counter()
-        written: list[Written] = []
-        check = None
-        if output is not None:
-            written = release(client, prepared, config, result.best.node, output)
-            check = check_parts(client, [w.temp for w in written], config.qi, config.k,
-                                0.0 if config.drop_suppressed else config.suppression, source.separator,
-                                prepared.evaluator.reducers)
-            if not check.passed:
-                discard(written)
-                raise ReleaseCheckError("the written release failed its independent check: "
-                                        + check.summary(output, False) + "; nothing was published")
-        try:  # the report before publishing: a failure here publishes nothing and leaves no temporary part
-            report = build_report(prepared, config, result, written, check, output)
-            report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
-                                                "search": round(result.seconds, 3),
-                                                "release_and_check": round(time.perf_counter() - released, 3),
-                                                "total": round(time.perf_counter() - started, 3)}
-        except BaseException:
-            discard(written)
-            raise
-        if written:
-            publish(written)
-        return report
+        return _run_on(client, source, config, output, progress, batch_bytes, started)
     except InputError:
         raise
     except (OSError, TimeoutError) as error:
@@ -286,12 +258,59 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
         raise
     finally:
         if own:
-            try:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
-            except Exception:  # noqa: BLE001 (a cleanup error must never mask the first error)
-                pass
+            _close_quietly(client, cluster)
+
+
+def _run_on(client: Any, source: Source, config: Config, output: str | None,
+            progress: Callable[[int, object], None] | None, batch_bytes: int, started: float) -> dict:
+    """The run on an open client: pass 0, search, release and check, report, publish. The report is built
+    before publishing, so that a failure there publishes nothing and leaves no temporary part."""
+    prepared = prepare(client, source, config, batch_bytes)
+    result = search(prepared, config, progress)
+    if result.best is None:
+        raise NoSolutionError(f"the search ({result.algorithm}, stopped: {result.stopped}) found no feasible "
+                              f"node in {result.evaluations} evaluations", file=source.name)
+    released = time.perf_counter()
+    written, check = _release_and_check(client, prepared, config, result.best.node, output)
+    try:
+        report = build_report(prepared, config, result, written, check, output)
+        report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
+                                            "search": round(result.seconds, 3),
+                                            "release_and_check": round(time.perf_counter() - released, 3),
+                                            "total": round(time.perf_counter() - started, 3)}
+    except BaseException:
+        discard(written)
+        raise
+    if written:
+        publish(written)
+    return report
+
+
+def _release_and_check(client: Any, prepared: Prepared, config: Config, node: tuple[int, ...],
+                       output: str | None) -> tuple[list[Written], Any]:
+    """The parts written under temporary names and their independent check (([], None) when searching only).
+    A release that fails its check is discarded here: ReleaseCheckError, nothing published."""
+    if output is None:
+        return [], None
+    written = release(client, prepared, config, node, output)
+    check = check_parts(client, [w.temp for w in written], config.qi, config.k,
+                        0.0 if config.drop_suppressed else config.suppression, prepared.source.separator,
+                        prepared.evaluator.reducers)
+    if not check.passed:
+        discard(written)
+        raise ReleaseCheckError("the written release failed its independent check: "
+                                + check.summary(output, False) + "; nothing was published")
+    return written, check
+
+
+def _close_quietly(client: Any, cluster: Any) -> None:
+    """Close a client (and cluster) this run opened; a cleanup error must never mask the run's own error."""
+    try:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    except Exception:  # noqa: BLE001 (a cleanup error must never mask the first error)
+        pass
 
 
 def build_report(prepared: Prepared, config: Config, result: SearchResult, written: list[Written],
