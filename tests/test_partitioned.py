@@ -3,6 +3,8 @@ worker processes on 127.0.0.1 (started once for the module, closed at the end)."
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -94,14 +96,19 @@ def test_small_batches_of_low_nodes_give_the_same_figures(client, data) -> None:
 def test_search_release_and_report_match_in_memory(client, data, tmp_path: Path, algorithm: str) -> None:
     folder, csv, _ = data
     cfg = config(algorithm=algorithm, options={"population": 30} if algorithm == "kgen" else {})
-    report = anonymize_source(str(folder / "part*.parquet"), cfg, str(tmp_path / "out"), client=client)
+    result = anonymize_source(str(folder / "part*.parquet"), cfg, str(tmp_path / "out"), client=client)
+    report = result.report
     memory = api.anonymize(str(csv), cfg)
     for field in ("node", "loss", "log", "suppressed", "classes", "smallest_class", "dm", "aecs", "evaluations",
                   "suppressed_rows", "minimal_nodes_found", "box"):
         assert report[field] == memory.report[field], field
     assert without_seconds(report["trace"]) == without_seconds(memory.search.trace)
-    assert report["check"]["passed"]
+    assert report["check"]["passed"] and report["verified"]["passed"]
+    published = json.loads((tmp_path / "out.json").read_text())  # the one publish wrote the pair
+    assert published["verified"] == report["verified"]
     parts = sorted((tmp_path / "out").glob("part-*.csv"))
+    assert [r["sha256"] for r in published["provenance"]["release"]["parts"]] == [
+        hashlib.sha256(p.read_bytes()).hexdigest() for p in parts]
     assert [p.name for p in parts] == [f"part-{i:05d}.csv" for i in range(4)]
     assert not list((tmp_path / "out").glob(".*"))  # no temporary file left
     written = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
@@ -117,8 +124,8 @@ def test_a_dask_dataframe_gives_the_same_result_as_the_files(client, data) -> No
 
     folder, _, frame = data
     cfg = config()
-    from_files = anonymize_source(str(folder / "part*.parquet"), cfg, None, client=client)
-    from_frame = anonymize_source(dd.from_pandas(frame, npartitions=3), cfg, None, client=client)
+    from_files = anonymize_source(str(folder / "part*.parquet"), cfg, None, client=client).report
+    from_frame = anonymize_source(dd.from_pandas(frame, npartitions=3), cfg, None, client=client).report
     assert from_frame["node"] == from_files["node"] and from_frame["loss"] == from_files["loss"]
     assert from_frame["partitioned"]["partitions"] == 3
 

@@ -145,7 +145,7 @@ def test_ctrl_c_in_the_python_api_raises_interrupted_with_the_best_so_far() -> N
 def test_partitioned_runs_go_to_kgen_partitioned(monkeypatch) -> None:
     calls = []
     fake = types.ModuleType("kgen.run.partitioned")
-    fake.anonymize = lambda data, config, output=None, progress=None: calls.append(
+    fake.anonymize = lambda data, config, output=None, progress=None, **published: calls.append(
         (data, config, output, progress)) or "partitioned"
     monkeypatch.setitem(sys.modules, "kgen.run.partitioned", fake)
     config, progress = Config(qi=["a"], k=2, partitioned=True), Recorder([])
@@ -157,7 +157,7 @@ def test_the_command_line_gives_a_partitioned_run_the_path_unread(people: Path, 
                                                                    monkeypatch) -> None:
     seen = []
 
-    def anonymize(data, config, output=None, progress=None):
+    def anonymize(data, config, output=None, progress=None, **published):
         seen.append((data, output))
         raise InputError("stop here")
 

@@ -26,9 +26,8 @@ from kgen.cli.options import (
     tokens,
 )
 from kgen.cli.progress import ProgressBar
-from kgen.io.files import check_target, same_file, write_atomic
+from kgen.io.files import check_target, same_file
 from kgen.io.hierarchies import find_in_dir
-from kgen.report import build as reporting
 from kgen.report import html as html_report
 from kgen.report import risk as risking
 from kgen.report import summary as summarizing
@@ -70,9 +69,10 @@ def run_partitioned(args: argparse.Namespace, config: Config) -> int:
     check_target(report, protected)
     if args.html:
         raise InputError("--html is not available with --partitioned (the report is JSON)")
-    r = api.anonymize_partitioned(args.input, config, ProgressBar(None, enabled_stream(args.quiet)),
-                                  output=str(output))
-    write_atomic(report, reporting.to_json(r), protected)
+    result = api.anonymize_partitioned(args.input, config, ProgressBar(None, enabled_stream(args.quiet)),
+                                       output=str(output), report=str(report), protected=protected,
+                                       invocation=args.invocation)
+    r = result.report
     if not args.quiet:
         node = r.get("node")
         print(f"kgen: released {output}/ ({len((r.get('partitioned') or {}).get('parts') or [])} parts, node "

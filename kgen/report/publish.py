@@ -17,7 +17,7 @@ from typing import TextIO
 
 from kgen.check.verify import rules_from_models, verified_record, verify_file
 from kgen.io.csvio import format_csv, write_csv
-from kgen.io.files import same_file, write_atomic_many
+from kgen.io.files import check_target, output_lock, same_file, write_atomic, write_atomic_many
 from kgen.io.formulas import escape
 from kgen.io.table import Table
 from kgen.report import provenance
@@ -104,6 +104,40 @@ def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bo
     return write_escaped
 
 
+def part_record(part: object) -> dict:
+    """A written part's size and SHA-256 (of its bytes under the temporary name), named by its final path."""
+    final = part.final  # type: ignore[attr-defined]
+    record = provenance.file_record(part.temp)  # type: ignore[attr-defined]
+    return record | {"path": final, "absolute_path": str(Path(final).resolve())}
+
+
+def publish_parts(release: object, folder: Path, report_path: Path, report: dict,
+                  protected: Sequence[str | os.PathLike]) -> None:
+    """A partitioned release and its report as a pair, under the output lock: each part's size and SHA-256
+    (of the bytes written) go into the report's provenance, `verified` is the check of the written parts
+    (run on the workers before this, `kgen.check.partitioned`), then the parts are renamed into place and the
+    report written; a report that cannot be written takes the parts back (never a release without it)."""
+    parts = release.parts  # type: ignore[attr-defined]
+    if Path(release.folder).resolve() != folder.resolve():  # type: ignore[attr-defined]
+        raise InputError("a partitioned release is published into the folder its parts were written to",
+                         file=str(folder))
+    with output_lock([folder, report_path]):
+        try:
+            check_target(report_path, protected)
+            records = [part_record(w) for w in parts]
+            report.setdefault("provenance", {})["release"] = {"path": str(folder), "parts": records}
+            report["verified"] = dict(release.verified)  # type: ignore[attr-defined]
+        except BaseException:
+            release.discard()  # type: ignore[attr-defined]
+            raise
+        release.publish()  # type: ignore[attr-defined]
+        try:
+            write_atomic(report_path, to_json(report), protected)
+        except BaseException:
+            release.unpublish()  # type: ignore[attr-defined]
+            raise
+
+
 def write_release(result: object, path: str | os.PathLike, report: str | os.PathLike | None = None,
                   protected: Sequence[str | os.PathLike] = (), *, escape_formulas: bool = False,
                   strict: bool = False, warn: Callable[[str], None] | None = None) -> Path:
@@ -140,6 +174,9 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
         raise InputError("is given for both the release and the report", file=str(target))
     r = result.report  # type: ignore[attr-defined]
     release = result.release  # type: ignore[attr-defined]
+    if hasattr(release, "parts"):  # a partitioned run's folder of parts (kgen.runners.partitioned.release)
+        publish_parts(release, target, report_path, r, protected)
+        return report_path
     content = release_writer(release, r, escape_formulas, strict, warn)
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
     dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))

@@ -14,9 +14,10 @@ import math
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import dask
@@ -28,12 +29,15 @@ from fitness.models import KAnonymity
 from fitness.objective import Precision, aecs_normalized, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.verify import ReleaseCheckError
+from kgen.report import provenance
+from kgen.report.publish import write_release
 from kgen.run.algorithms import CUT_POINT, make_search
 from kgen.run.config import Config
+from kgen.run.result import Result
 from kgen.runners.parallel import ClusterError
 from kgen.runners.partitioned.domain import Domain, build_domain, distinct_of, leaf_part, merge_distinct, read_local
 from kgen.runners.partitioned.evaluator import PartitionedEvaluator, unsupported
-from kgen.runners.partitioned.release import Written, discard, publish, write_part
+from kgen.runners.partitioned.release import PartsRelease, Written, discard, write_part
 from kgen.runners.partitioned.source import Source, open_source
 from lattice.box import Box
 from lattice.errors import InputError, NoSolutionError
@@ -215,7 +219,8 @@ def release(client: Any, prepared: Prepared, config: Config, node: tuple[int, ..
 
 def anonymize_source(data: object, config: Config, output: str | None = None, client: Any = None,
                      progress: Callable[[int, object], None] | None = None, memory_limit: str | None = None,
-                     batch_bytes: int = 64 << 20) -> dict:
+                     batch_bytes: int = 64 << 20, report: str | None = None, protected: Sequence[str] = (),
+                     invocation: Mapping | None = None) -> Result:
     """Anonymize a Parquet/CSV glob (or folder, or file) or a dask.dataframe with partitioned evaluation.
 
     Parameters
@@ -226,15 +231,21 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
         qi, k, suppression, identifiers, metric (log, dm, aecs), algorithm, options, seed, limits, hierarchies,
         missing, drop_suppressed; scheduler (or jobs: local worker processes) for the cluster.
     output : str, optional
-        A folder for the release, one `part-NNNNN.csv` per input partition; None searches only.
+        A folder for the release, one `part-NNNNN.csv` per input partition; None searches only. The parts
+        and the report are published through the one publish (`kgen.report.publish.write_release`: under
+        the output lock, each part's SHA-256 in the report, `verified` from the check of the written parts).
     client : distributed.Client, optional
         A client to use (not closed here); else one is opened from `config` and closed at the end.
+    report, protected, invocation
+        Where the report goes (default: the folder's name + .json), the files never to overwrite, and how
+        the run was started (for the provenance).
 
     Returns
     -------
-    dict
-        The report: the in-memory report's node, metrics and search fields, the check's verdict, and the
-        partitioned run's figures (`partitioned`).
+    Result
+        As `kgen.anonymize`: the release (`PartsRelease`, published; None when searching only), the node's
+        evaluation, the search, and the report (the in-memory report's names for the fields it shares, the
+        check's figures, and the partitioned run's figures under `partitioned`).
 
     Raises InputError (exit 2) for what is unsupported, NoSolutionError (3), ReleaseCheckError (4),
     ClusterError (6).
@@ -249,7 +260,7 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
     if own:
         client, cluster = open_cluster(config, memory_limit)
     try:
-        return _run_on(client, source, config, output, progress, batch_bytes, started)
+        result = _run_on(client, source, config, output, progress, batch_bytes, started, invocation)
     except InputError:
         raise
     except (OSError, TimeoutError) as error:
@@ -259,12 +270,17 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
     finally:
         if own:
             _close_quietly(client, cluster)
+    if result.release is not None:
+        write_release(result, output, report or str(Path(output).with_name(Path(output).name + ".json")),
+                      protected)
+    return result
 
 
 def _run_on(client: Any, source: Source, config: Config, output: str | None,
-            progress: Callable[[int, object], None] | None, batch_bytes: int, started: float) -> dict:
-    """The run on an open client: pass 0, search, release and check, report, publish. The report is built
-    before publishing, so that a failure there publishes nothing and leaves no temporary part."""
+            progress: Callable[[int, object], None] | None, batch_bytes: int, started: float,
+            invocation: Mapping | None) -> Result:
+    """The run on an open client: pass 0, search, the parts written and checked, the report. The report is
+    built before anything is published, so that a failure there publishes nothing and leaves no part."""
     prepared = prepare(client, source, config, batch_bytes)
     result = search(prepared, config, progress)
     if result.best is None:
@@ -274,6 +290,11 @@ def _run_on(client: Any, source: Source, config: Config, output: str | None,
     written, check = _release_and_check(client, prepared, config, result.best.node, output)
     try:
         report = build_report(prepared, config, result, written, check, output)
+        report["provenance"] = provenance.build(config, SimpleNamespace(source=None, n=prepared.domain.n,
+                                                                        columns=list(source.columns)),
+                                                prepared.domain.sources, prepared.domain.hierarchies,
+                                                invocation)
+        report["provenance"]["input"] = partition_files(source)
         report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
                                             "search": round(result.seconds, 3),
                                             "release_and_check": round(time.perf_counter() - released, 3),
@@ -281,9 +302,16 @@ def _run_on(client: Any, source: Source, config: Config, output: str | None,
     except BaseException:
         discard(written)
         raise
-    if written:
-        publish(written)
-    return report
+    parts = PartsRelease(output, tuple(written), report.pop("verified")) if written else None
+    report.pop("verified", None)
+    return Result(parts, result.best, result, report, None)  # type: ignore[arg-type]
+
+
+def partition_files(source: Source) -> dict:
+    """The input's provenance: each partition file with its size and SHA-256 (a dask.dataframe has none)."""
+    if not source.files:
+        return {"path": None, "note": "a dask.dataframe (no files)", "partitions": source.count}
+    return {"files": [provenance.file_record(f) for f in source.files]}
 
 
 def _release_and_check(client: Any, prepared: Prepared, config: Config, node: tuple[int, ...],
@@ -333,7 +361,7 @@ def build_report(prepared: Prepared, config: Config, result: SearchResult, writt
         }
     suppressed_rows = sorted(int(r) + prepared.offsets[w.index] + 1 for w in written for r in w.suppressed)
     return {
-        "algorithm": result.algorithm, "parameters": result.params, "seed": config.seed,
+        "algorithm": result.algorithm, "exact": result.exact, "parameters": result.params, "seed": config.seed,
         "max_evaluations": config.max_evaluations, "time_limit": config.time_limit, "stopped": str(result.stopped),
         "models": [m.describe() for m in evaluator.models], "k": config.k,
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
@@ -369,8 +397,10 @@ def build_report(prepared: Prepared, config: Config, result: SearchResult, writt
 
 
 def anonymize(data: object, config: Config, output: str | None = None,
-              progress: Callable[[int, object], None] | None = None) -> dict:
+              progress: Callable[[int, object], None] | None = None, report: str | None = None,
+              protected: Sequence[str] = (), invocation: Mapping | None = None) -> Result:
     """The `--partitioned` entry point (`kgen.run.pipeline.anonymize` with `config.partitioned`): `data` is a
-    Parquet/CSV glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None: search
-    only). Returns the report dict (see `anonymize_source`)."""
-    return anonymize_source(data, config, output, progress=progress)
+    Parquet/CSV glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None:
+    search only), published with its `report`. Returns the Result (see `anonymize_source`)."""
+    return anonymize_source(data, config, output, progress=progress, report=report, protected=protected,
+                            invocation=invocation)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,39 +22,13 @@ from kgen.run.algorithms import make_search
 from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
 from kgen.run.record import record
+from kgen.run.result import Result
 from kgen.run.roles import run_warnings
 from kgen.runners import parallel
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
 from lattice.node import Node
 from lattice.search.base import Limits, SearchResult, Stopped, run_search
-
-
-@dataclass(frozen=True, eq=False)
-class Result:
-    """An anonymization (`anonymize`), in memory: nothing is written until `kgen.write_release`.
-
-    Attributes
-    ----------
-    release : Table
-        The anonymized table: same columns and row order as the input (suppressed rows dropped with
-        `drop_suppressed`).
-    evaluation : Evaluation
-        The chosen node's evaluation (node, loss, LOG, LOS, suppressed rows, classes, ...).
-    search : SearchResult
-        What the search did: evaluations, seconds, why it stopped, its trace.
-    report : dict
-        The report (`kgen.report.build.anonymize_report`; docs/report.md); `verified` is added only when a
-        release is written and checked.
-    suppressed_rows : numpy.ndarray
-        Per input row, whether it is suppressed.
-    """
-
-    release: Table
-    evaluation: Evaluation
-    search: SearchResult
-    report: dict
-    suppressed_rows: np.ndarray
 
 
 def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None] | None = None) -> SearchResult:
@@ -188,7 +161,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
         Ctrl-C during the search (a KeyboardInterrupt carrying the best found so far).
     """
     if config.partitioned:
-        return anonymize_partitioned(data, config, progress)
+        return anonymize_partitioned(data, config, progress, invocation=invocation)
     prepared = prepare(data, config, models, objective)
     if warn is not None:
         for message in run_warnings(prepared.table, config):
@@ -200,10 +173,11 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
 
 
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
-                          output: str | None = None) -> dict:
-    """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.runners.partitioned`, docs/partitioned.md). The
-    release (when `output`, a new folder, is given) is written and checked there, part by part; returns the
-    report dict."""
+                          output: str | None = None, report: str | None = None, protected: Sequence[str] = (),
+                          invocation: Mapping | None = None) -> Result:
+    """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.run.partitioned`, docs/partitioned.md),
+    the same run path with rows on the workers. With `output` (a new folder) the parts and the report are
+    published through the one publish; returns the Result."""
     try:  # optional dependency: Dask (extra `distributed`), which only tables beyond one worker need
         partitioned = importlib.import_module("kgen.run.partitioned")
     except ModuleNotFoundError as error:
@@ -215,7 +189,8 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
             raise InputError(f"--partitioned needs {missing}: pip install \"kgen[distributed,pandas,parquet]\""
                              ) from None
         raise
-    return partitioned.anonymize(data, config, output, progress=progress)
+    return partitioned.anonymize(data, config, output, progress=progress, report=report, protected=protected,
+                                 invocation=invocation)
 
 
 def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None = None) -> Result:

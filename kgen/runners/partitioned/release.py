@@ -97,6 +97,28 @@ def write_part(part: Any, index: int, separator: str, folder: str, token: str, q
     return Written(index, temp, final, n, out.num_rows, np.flatnonzero(suppressed), present)
 
 
+@dataclass(frozen=True)
+class PartsRelease:
+    """A partitioned run's release: its parts written under temporary names in `folder` and checked
+    independently (`verified`: kgen.check.partitioned on the written parts, merged), not yet published.
+    `kgen.report.publish.write_release` publishes it with its report, under the output lock."""
+
+    folder: str
+    parts: tuple[Written, ...]
+    verified: dict
+
+    def publish(self) -> None:
+        publish(self.parts)
+
+    def discard(self) -> None:
+        discard(self.parts)
+
+    def unpublish(self) -> None:
+        """Remove the published parts again (their report could not be written: never a release alone)."""
+        for w in self.parts:
+            Path(w.final).unlink(missing_ok=True)
+
+
 def publish(written: Sequence[Written]) -> None:
     """Rename every temporary part to its final name (each rename is atomic)."""
     for w in written:
