@@ -45,7 +45,10 @@ from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from kgen.mondrian.core import Spec
+    from kgen.mondrian.storage import Source
 
 # the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
 # neither pandas nor pyarrow (tests/test_mondrian.py checks they agree)
@@ -247,7 +250,7 @@ def expanded_strategies(args: argparse.Namespace) -> dict[str, str] | None:
     return strategies
 
 
-def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: object, output: Path, report: Path,
+def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, output: Path, report: Path,
                          protected: list[str], check: dict) -> dict:
     """One fragment in this process, published as a locked pair: the release written under a temporary
     name, checked independently, its SHA-256 in the report, then both renamed into place."""
@@ -259,13 +262,13 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: object, o
     from kgen.mondrian.storage import csv_writer
 
     started = time.perf_counter()
-    frame = source.read(numeric_columns(spec))  # type: ignore[attr-defined]
+    frame = source.read(numeric_columns(spec))
     if len(frame) == 0:
         raise InputError("has a header but no data rows: nothing to anonymize", file=args.input)
     result = anonymize_fragment(frame, spec, where=args.input)
     metrics = summary(spec, [result])
     body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started})
-    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)  # type: ignore[attr-defined]
+    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
     body["risk"] = release_risk(result.release, spec)
 
     def verify(written: Path) -> dict:
@@ -276,20 +279,20 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: object, o
         return {"checker": CHECKER, "passed": True, "rows": verdict.rows, "classes": verdict.classes,
                 "smallest_class": verdict.smallest_class}
 
-    publish(output, report, csv_writer(result.release, source.separator), body, protected,  # type: ignore[attr-defined]
+    publish(output, report, csv_writer(result.release, source.separator), body, protected,
             verify)
     return body
 
 
-def release_risk(release: object, spec: Spec) -> dict:
+def release_risk(release: pd.DataFrame, spec: Spec) -> dict:
     """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk`): one definition."""
     from kgen.io.table import from_dataframe  # optional dependency: pandas (the release is a DataFrame)
 
-    table = from_dataframe(release.astype(str))  # type: ignore[attr-defined]
+    table = from_dataframe(release.astype(str))
     return risk_report(table, [q.name for q in spec.qis])
 
 
-def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: object, output: Path, report: Path,
+def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Source, output: Path, report: Path,
                              protected: list[str], check: dict) -> dict:
     """Fragments on Dask, written into a temporary folder, checked part by part, then the folder and the
     report published together under the output lock (each part's SHA-256 in the report)."""
@@ -326,7 +329,7 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: objec
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
                          engine=args.engine, scheduler=_cluster(args), fragments=fragments)
-        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)  # type: ignore[attr-defined]
+        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
         if not verdict.passed:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from kgen.check.verify import rules_from_models, verified_record, verify_file
 from kgen.io.csvio import format_csv, write_csv
@@ -23,6 +23,40 @@ from kgen.io.table import Table
 from kgen.report import provenance
 from kgen.report.build import CHECKER, formula_record, to_json
 from lattice.errors import InputError
+
+
+class Tabular(Protocol):
+    """What `csv_text` writes: any table with named columns."""
+
+    columns: Sequence[str]
+
+    def column(self, name: str) -> Sequence[str]: ...
+
+
+class Publishable(Protocol):
+    """A run's outcome that can be published: an anonymization, an apply, a partitioned run."""
+
+    release: object
+    report: dict
+
+
+class WrittenPart(Protocol):
+    temp: str
+    final: str
+
+
+class Parts(Protocol):
+    """A partitioned run's checked parts under temporary names (`kgen.runners.partitioned.release`)."""
+
+    folder: str
+    parts: Sequence[WrittenPart]
+    verified: dict
+
+    def publish(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def unpublish(self) -> None: ...
 
 
 def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], None], report: dict,
@@ -68,10 +102,10 @@ def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], N
     write_atomic_many([(output, release), (report_path, to_json(report))], protected=protected, check=check_pair)
 
 
-def csv_text(table: object) -> str:
+def csv_text(table: Tabular) -> str:
 
-    columns = list(table.columns)  # type: ignore[attr-defined]
-    rows = zip(*(table.column(c) for c in columns))  # type: ignore[attr-defined]
+    columns = list(table.columns)
+    rows = zip(*(table.column(c) for c in columns))
     return format_csv(columns, rows, getattr(table, "separator", ","))
 
 
@@ -104,21 +138,21 @@ def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bo
     return write_escaped
 
 
-def part_record(part: object) -> dict:
+def part_record(part: WrittenPart) -> dict:
     """A written part's size and SHA-256 (of its bytes under the temporary name), named by its final path."""
-    final = part.final  # type: ignore[attr-defined]
-    record = provenance.file_record(part.temp)  # type: ignore[attr-defined]
+    final = part.final
+    record = provenance.file_record(part.temp)
     return record | {"path": final, "absolute_path": str(Path(final).resolve())}
 
 
-def publish_parts(release: object, folder: Path, report_path: Path, report: dict,
+def publish_parts(release: Parts, folder: Path, report_path: Path, report: dict,
                   protected: Sequence[str | os.PathLike]) -> None:
     """A partitioned release and its report as a pair, under the output lock: each part's size and SHA-256
     (of the bytes written) go into the report's provenance, `verified` is the check of the written parts
     (run on the workers before this, `kgen.check.partitioned`), then the parts are renamed into place and the
     report written; a report that cannot be written takes the parts back (never a release without it)."""
-    parts = release.parts  # type: ignore[attr-defined]
-    if Path(release.folder).resolve() != folder.resolve():  # type: ignore[attr-defined]
+    parts = release.parts
+    if Path(release.folder).resolve() != folder.resolve():
         raise InputError("a partitioned release is published into the folder its parts were written to",
                          file=str(folder))
     with output_lock([folder, report_path]):
@@ -126,19 +160,19 @@ def publish_parts(release: object, folder: Path, report_path: Path, report: dict
             check_target(report_path, protected)
             records = [part_record(w) for w in parts]
             report.setdefault("provenance", {})["release"] = {"path": str(folder), "parts": records}
-            report["verified"] = dict(release.verified)  # type: ignore[attr-defined]
+            report["verified"] = dict(release.verified)
         except BaseException:
-            release.discard()  # type: ignore[attr-defined]
+            release.discard()
             raise
-        release.publish()  # type: ignore[attr-defined]
+        release.publish()
         try:
             write_atomic(report_path, to_json(report), protected)
         except BaseException:
-            release.unpublish()  # type: ignore[attr-defined]
+            release.unpublish()
             raise
 
 
-def write_release(result: object, path: str | os.PathLike, report: str | os.PathLike | None = None,
+def write_release(result: Publishable, path: str | os.PathLike, report: str | os.PathLike | None = None,
                   protected: Sequence[str | os.PathLike] = (), *, escape_formulas: bool = False,
                   strict: bool = False, warn: Callable[[str], None] | None = None) -> Path:
     """Write a run's release (CSV) and its report (JSON, default: `path` with `.json`) as a checked pair.
@@ -172,10 +206,10 @@ def write_release(result: object, path: str | os.PathLike, report: str | os.Path
     report_path = Path(report) if report is not None else target.with_suffix(".json")
     if same_file(target, report_path):
         raise InputError("is given for both the release and the report", file=str(target))
-    r = result.report  # type: ignore[attr-defined]
-    release = result.release  # type: ignore[attr-defined]
+    r = result.report
+    release = result.release
     if hasattr(release, "parts"):  # a partitioned run's folder of parts (kgen.runners.partitioned.release)
-        publish_parts(release, target, report_path, r, protected)
+        publish_parts(release, target, report_path, r, protected)  # type: ignore[arg-type]
         return report_path
     content = release_writer(release, r, escape_formulas, strict, warn)
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
