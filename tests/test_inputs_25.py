@@ -192,3 +192,33 @@ def test_k_optimize_has_a_default_time_limit() -> None:
     from kgen.run import koptimize
 
     assert 0 < koptimize.DEFAULT_SECONDS <= 120
+
+
+def sixty_binary_qis() -> tuple[dict, list[str]]:
+    import random
+
+    rng = random.Random(1)
+    names = [f"q{i:02d}" for i in range(60)]
+    return {n: [str(rng.randint(0, 1)) for _ in range(30)] for n in names}, names
+
+
+def test_samarati_refuses_a_box_it_cannot_finish_without_a_limit() -> None:
+    from kgen import Config, anonymize
+
+    data, names = sixty_binary_qis()
+    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="samarati")
+    with pytest.raises(InputError, match="without a limit"):
+        anonymize(data, config)
+
+
+def test_certify_without_a_limit_on_a_huge_box_stops_at_its_default_and_reports_its_interval(monkeypatch) -> None:
+    from kgen import Config, anonymize
+    from lattice.search import certify
+
+    monkeypatch.setattr(certify, "DEFAULT_SECONDS", 3.0)
+    data, names = sixty_binary_qis()
+    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="certify")
+    started = time.monotonic()
+    result = anonymize(data, config)
+    assert time.monotonic() - started < 120
+    assert result.report["lower_bound"] is not None and result.report["lower_bound"] <= result.report["loss"]

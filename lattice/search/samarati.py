@@ -27,7 +27,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from lattice.node import Node, height
-from lattice.search.base import Budget, Evaluated, Limits, Problem, SearchResult, Stopped, guarded, objective_key
+from lattice.search.base import (
+    EVALUATE_ALL_MAX_NODES,
+    Budget,
+    Evaluated,
+    Limits,
+    Problem,
+    SearchResult,
+    Stopped,
+    guarded,
+    objective_key,
+    require_limit_beyond,
+)
 from lattice.search.ola import level_nodes
 from lattice.search.tags import FEASIBLE, INFEASIBLE, classify, make_tags, unknown_chain
 
@@ -60,6 +71,8 @@ class Samarati:
         k-minimal node of the lowest feasible height; `best`, the one the objective prefers (not the LOG optimum in
         general); `params["probes"]`, the heights probed.
         """
+        require_limit_beyond(self.name, problem, limits, EVALUATE_ALL_MAX_NODES,
+                             "evaluates every node of the heights it probes")
         run = SamaratiRun(self, problem, limits)
         result = guarded(run.budget, self.name, run.body, run.params)
         return run.finish(result)
