@@ -777,6 +777,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    {difference}")
         for aside in result.set_aside:
             print(f"    set aside: {aside}")
+        if result.a.stderr != result.b.stderr:  # the whole of both, to tell a kgen message from a library's log
+            for label, outcome in (("A", result.a), ("B", result.b)):
+                print(f"    stderr of {label} (last 2000 characters):\n" + outcome.stderr[-2000:])
         if result.a.returncode != 0:
             print(f"    (exit {result.a.returncode}: {result.a.stderr.strip()[-200:]})")
     same = sum(r.identical for r in results)
