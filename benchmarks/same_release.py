@@ -712,6 +712,8 @@ def shorten_paths(options: Sequence[str]) -> list[str]:
 
 
 def command_word(case: Case) -> str:
+    """The kgen command a case runs (`anonymize`, `mondrian`), for --list: the same options mean different
+    things to each."""
     return " ".join(case.verb)
 
 
