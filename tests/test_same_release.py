@@ -2,7 +2,9 @@
 
 The end-to-end tests run `python -m kgen anonymize` on two tiny tables (a few subprocesses); the planted
 difference is a second "tree" whose only change is a `sitecustomize` that appends to the release after kgen
-wrote it, so the test does not depend on any of kgen's internals.
+wrote it, so the test does not depend on any of kgen's internals. A release folder (`--partitioned`, Mondrian
+with `--workers`) is compared part by part: tested on folders written here, with one part changed, one part
+missing and a leftover file, since a partitioned run needs a Dask cluster.
 """
 
 from __future__ import annotations
@@ -13,7 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.same_release import Case, CaseResult, Outcome, compare, compare_case, report_differences, run_once
+from benchmarks.same_release import (
+    Case,
+    CaseResult,
+    Outcome,
+    compare,
+    compare_case,
+    comparison,
+    release_of,
+    report_comparison,
+    report_differences,
+    run_once,
+    scoped,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,3 +128,57 @@ def test_exit_status_and_stderr_are_compared() -> None:
     assert any(d.startswith("release bytes differ") for d in differences)
     assert "report written by only one run" in differences
     assert compare(ok, copy.deepcopy(ok)) == []
+
+
+def release_folder(folder: Path, parts: dict[str, str]) -> Outcome:
+    """An outcome whose release is a folder holding `parts` (name -> text), as `run_once` would record it."""
+    folder.mkdir()
+    for name, text in parts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    digest, size, digests = release_of(folder)
+    return Outcome(str(folder), 0, "", 1.0, 1.0, digest, size, {"rows": 4}, digests)
+
+
+PARTS = {"part-00000.csv": "age,zip\n20-29,10***\n20-29,10***\n",
+         "part-00001.csv": "age,zip\n30-39,11***\n30-39,11***\n"}
+
+
+def test_a_planted_difference_in_one_part_of_a_release_folder_is_reported(tmp_path: Path) -> None:
+    a = release_folder(tmp_path / "a", PARTS)
+    assert compare(a, release_folder(tmp_path / "same", PARTS)) == []
+    planted = dict(PARTS, **{"part-00001.csv": PARTS["part-00001.csv"].replace("30-39", "30-40", 1)})
+    b = release_folder(tmp_path / "b", planted)
+    differences = compare(a, b)
+    assert differences[0].startswith("release folder differs (2 files")
+    assert differences[1].startswith("release part part-00001.csv bytes differ (sha256 ")
+    assert len(differences) == 2, differences  # the untouched part and the report are not reported
+    assert a.release_sha256 != b.release_sha256 and a.release_bytes == b.release_bytes
+
+
+def test_a_part_only_one_run_wrote_and_a_leftover_file_are_reported(tmp_path: Path) -> None:
+    a = release_folder(tmp_path / "a", PARTS)
+    b = release_folder(tmp_path / "b", {"part-00000.csv": PARTS["part-00000.csv"], ".report.json": "{}"})
+    assert compare(a, b)[1:] == ["release part .report.json only in B", "release part part-00001.csv only in A"]
+    file_release = Outcome("A", 0, "", 1.0, 1.0, "abc", 10, {"rows": 4})
+    assert compare(file_release, a) == ["release is a file in A, a folder in B"]
+
+
+def test_ignore_and_rename_apply_to_the_cases_they_name_and_what_they_set_aside_is_listed() -> None:
+    specs = ["exact", "mondrian-*:rows", "partitioned-*:verified.checker"]
+    assert scoped(specs, "adult-ga-log") == ["exact"]
+    assert scoped(specs, "mondrian-adult") == ["exact", "rows"]
+    before = {"quasi_identifiers": {"age": {"generalization": "interval"}}, "k": 5, "metrics": {"rows": 4}}
+    after = {"quasi_identifiers": ["age"], "generalization": {"age": {"generalization": "interval"}}, "k": 5,
+             "rows": 4, "metrics": {"rows": 4}}
+    differences, aside = report_comparison(before, after, scoped(specs, "mondrian-adult") + ["quasi_identifiers"],
+                                           ["quasi_identifiers=generalization"])
+    assert differences == []
+    assert aside == ["report: quasi_identifiers.0 only in B", "report: rows only in B"]
+    changed = dict(after, generalization={"age": {"generalization": "set"}})
+    found, _ = report_comparison(before, changed, ["quasi_identifiers", "rows"], ["quasi_identifiers=generalization"])
+    assert found == ['report: generalization.age.generalization "interval" != "set"']  # a renamed field is compared
+    # the same field is compared in a case the pattern does not name
+    assert report_differences(before, after, scoped(specs, "adult-ga-log")) != []
+    ok = Outcome("A", 0, "", 1.0, 1.0, "abc", 10, {"loss": 0.5})
+    added = Outcome("B", 0, "", 1.0, 1.0, "abc", 10, {"loss": 0.5, "exact": False})
+    assert comparison(ok, added, ["exact"]) == ([], ["report: exact only in B"])
