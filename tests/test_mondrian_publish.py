@@ -265,3 +265,16 @@ def test_mondrian_reports_use_the_in_memory_names(tmp_path: Path) -> None:
     assert main(["report", str(tmp_path / "out.json"), "-o", str(tmp_path / "page.html")]) == 0
     assert "Re-identification risk" in (tmp_path / "page.html").read_text(encoding="utf-8")
     assert os.path.getsize(tmp_path / "page.html") > 1000
+
+
+def test_a_glob_input_is_read_and_checked_as_one_table(tmp_path: Path) -> None:
+    """The docs and --help offer a glob of CSV files; the checker reads the original the same way (before:
+    "file not found" after the whole run)."""
+    whole = write_table(tmp_path / "whole.csv", rows=300)
+    header, *rows = whole.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.csv").write_text("\n".join([header, *rows[:150]]) + "\n", encoding="utf-8")
+    (tmp_path / "in" / "b.csv").write_text("\n".join([header, *rows[150:]]) + "\n", encoding="utf-8")
+    assert main(["mondrian", str(tmp_path / "in" / "*.csv"), "--qi", "age,zip", "--k", "5", "--output",
+                 str(tmp_path / "out.csv"), "--quiet"]) == 0
+    assert strict_json(tmp_path / "out.json")["verified"]["rows"] == 300

@@ -16,6 +16,7 @@ Python loop runs over rows.
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -53,10 +54,26 @@ def _separator(path: Path) -> str:
     return ";" if first.count(";") > first.count(",") else ","
 
 
+def original_files(path: str | os.PathLike) -> list[Path]:
+    """The files of an original table given as a file, a glob or a folder, in sorted order (read here
+    again, independently of the engine's storage code)."""
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        files = sorted(Path(p) for p in glob.glob(text))
+    elif Path(text).is_dir():
+        files = sorted(p for p in Path(text).iterdir() if p.suffix.lower() in (".csv", ".parquet", ".pq"))
+    else:
+        files = [Path(text)]
+    if not files or not all(f.is_file() for f in files):
+        raise InputError("file not found", file=text)
+    return files
+
+
 def read_text_table(path: str | os.PathLike) -> pd.DataFrame:
-    target = Path(path)
-    if not target.is_file():
-        raise InputError("file not found", file=str(path))
+    files = original_files(path)
+    if len(files) > 1:
+        return pd.concat([read_text_table(f) for f in files], ignore_index=True)
+    target = files[0]
     if target.suffix.lower() in (".parquet", ".pq"):
         frame = pd.read_parquet(target)
         return pd.DataFrame({c: frame[c].astype(str).astype(object) for c in frame.columns})
