@@ -16,6 +16,7 @@ from kgen.cli.options import (
     add_output_arguments,
     add_search_arguments,
     add_sensitive_arguments,
+    cluster_options,
     columns,
     command_parser,
     config_from_args,
@@ -37,7 +38,7 @@ from kgen.run.algorithms import CUT_POINT, REGISTRY
 from kgen.run.config import Config
 from kgen.run.pipeline import Interrupted
 from kgen.runners import parallel
-from kgen.runners.parallel import BACKENDS, CONNECT_TIMEOUT
+from kgen.runners.parallel import BACKENDS
 from lattice.errors import InputError
 
 
@@ -180,12 +181,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                            "usable cores)")
     anon.add_argument("--backend", choices=list(BACKENDS), default="loky",
                       help="loky (local processes), threading, or dask (a Dask cluster)")
-    anon.add_argument("--scheduler", metavar="ADDRESS",
-                      help="a running Dask scheduler, e.g. tcp://host:8786 (with --backend dask; without it, "
-                           "dask starts a local cluster of --jobs workers)")
-    anon.add_argument("--connect-timeout", type=finite_number(float, "connect-timeout", 0, above=True),
-                      default=CONNECT_TIMEOUT, metavar="SECONDS",
-                      help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")
+    cluster_options(anon, "with --backend dask; without it, dask starts a local cluster of --jobs workers")
     anon.add_argument("--batch-size", type=number(int, "batch-size"),
                       help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",

@@ -151,11 +151,11 @@ def seed_option(parser: argparse.ArgumentParser, text: str = "random seed of the
     parser.add_argument("--seed", type=number(int, "seed"), default=0, help=text)
 
 
-def cluster_options(parser: argparse.ArgumentParser) -> None:
+def cluster_options(parser: argparse.ArgumentParser,
+                    without: str = "without it, a local cluster on 127.0.0.1") -> None:
     """A Dask scheduler to use and how long to wait for it (exit 6 when it cannot be reached)."""
     parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="a running Dask scheduler, e.g. tcp://host:8786 (without it, a local cluster on "
-                             "127.0.0.1)")
+                        help=f"a running Dask scheduler, e.g. tcp://host:8786 ({without})")
     parser.add_argument("--connect-timeout", type=finite_number(float, "connect-timeout", 0, above=True),
                         default=CONNECT_TIMEOUT, metavar="SECONDS",
                         help="give up on a --scheduler that cannot be reached or does not answer (exit 6)")

@@ -194,18 +194,7 @@ def open_client(workers: int, scheduler: str | None, connect_timeout: float = CO
         cluster = LocalCluster(n_workers=processes, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
         return Client(cluster, set_as_default=False), cluster
-    parallel.check_address(scheduler)
-    parallel.probe_scheduler(scheduler, connect_timeout)
-    try:
-        client = Client(scheduler, set_as_default=False, timeout=f"{connect_timeout}s")
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(f"cannot connect to the Dask scheduler at {scheduler}: {error}") from None
-    try:
-        client.wait_for_workers(1, timeout=30)
-    except (OSError, TimeoutError):
-        client.close()
-        raise ClusterError(f"the Dask scheduler at {scheduler} has no workers (waited 30 s)") from None
-    return client, None
+    return parallel.connect_scheduler(scheduler, connect_timeout), None
 
 
 def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str, workers: int,

@@ -34,6 +34,7 @@ from kgen.report.publish import write_release
 from kgen.run.algorithms import CUT_POINT, make_search
 from kgen.run.config import Config
 from kgen.run.result import Result
+from kgen.runners import parallel
 from kgen.runners.parallel import ClusterError
 from kgen.runners.partitioned.domain import Domain, build_domain, distinct_of, leaf_part, merge_distinct, read_local
 from kgen.runners.partitioned.evaluator import PartitionedEvaluator, unsupported
@@ -82,16 +83,7 @@ def open_cluster(config: Config, memory_limit: str | None = None) -> tuple[Any, 
     if config.scheduler is None:
         cluster = local_cluster(max(1, config.jobs if config.jobs > 0 else 2), memory_limit)
         return Client(cluster, set_as_default=False), cluster
-    try:
-        client = Client(config.scheduler, set_as_default=False, timeout=f"{config.connect_timeout}s")
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(f"cannot connect to the Dask scheduler at {config.scheduler}: {error}") from None
-    try:
-        client.wait_for_workers(1, timeout=30)
-    except (OSError, TimeoutError):
-        client.close()
-        raise ClusterError(f"the Dask scheduler at {config.scheduler} has no workers (waited 30 s)") from None
-    return client, None
+    return parallel.connect_scheduler(config.scheduler, config.connect_timeout), None
 
 
 def validate(config: Config, source: Source) -> None:

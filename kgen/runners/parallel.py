@@ -217,6 +217,27 @@ def default_workers_timeout() -> float:
     return value
 
 
+def connect_scheduler(address: str, timeout: float) -> Any:
+    """A client of a running Dask scheduler, for every runner that takes `--scheduler`: the address checked,
+    the scheduler probed within `timeout` seconds, then connected, with at least one worker within 30 s;
+    every failure one ClusterError (exit 6) or InputError (exit 2, a malformed address)."""
+    # optional dependency: Dask (extra `distributed`)
+    from distributed import Client
+
+    check_address(address)
+    probe_scheduler(address, timeout)
+    try:
+        client = Client(address, set_as_default=False, timeout=f"{timeout}s")
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(f"cannot connect to the Dask scheduler at {address}: {error}") from None
+    try:
+        client.wait_for_workers(1, timeout=30)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ClusterError(f"the Dask scheduler at {address} has no workers (waited 30 s)") from None
+    return client
+
+
 def close_dask(client: Any, cluster: Any) -> None:
     """Close a Dask client and (when we started it) its local cluster, each step bounded by CLOSE_TIMEOUT and
     never raising: after Ctrl-C or SIGTERM a half-closed cluster would otherwise print tracebacks from
