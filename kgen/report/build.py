@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fitness.evaluator import Evaluation
+from fitness.metrics import suppressed_fraction
+from fitness.objective import aecs_normalized
 from kgen.io.formulas import formula_columns, is_formula
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
@@ -30,8 +33,11 @@ from lattice.node import Node
 from lattice.search.base import SearchResult
 
 if TYPE_CHECKING:
+    from kgen.run.config import Config
+    from kgen.run.partitioned import Prepared as PartitionedPrepared
     from kgen.run.prepare import Prepared
     from kgen.run.record import Recorded
+    from kgen.runners.partitioned.release import Written
 
 # The keys of each report, in the order they are written.
 ANONYMIZE_KEYS = (
@@ -137,6 +143,62 @@ def attribute_values(prepared: Prepared, node: Node, suppressed: np.ndarray) -> 
             "minimum_level": int(prepared.box.lower[prepared.encoded.names.index(qi.name)]),
         }
     return attributes
+
+
+def partitioned_report(prepared: PartitionedPrepared, config: Config, result: SearchResult,
+                       written: Sequence[Written], check: Any, output: str | None) -> dict:
+    """The report of a partitioned run, with the in-memory report's names for the fields it shares (the
+    search's fields from `search_values`, as `anonymize_report` has them), the merged check's figures and the
+    run's own (`partitioned`)."""
+    e = result.best
+    domain, evaluator, n = prepared.domain, prepared.evaluator, prepared.domain.n
+    node = e.node
+    present = None
+    if written:
+        present = [np.logical_or.reduce([w.present[i] for w in written]) for i in range(len(node))]
+    attributes = {}
+    for i, (name, level) in enumerate(zip(domain.names, node)):
+        h = domain.heights[i]
+        attributes[name] = {
+            "level": int(level), "height": h, "loss": level / h if h else 0.0,
+            "distinct_before": len(domain.labels[i][0]),
+            "distinct_after": int(present[i].sum()) if present is not None else None,
+            "hierarchy": domain.sources[name], "minimum_level": int(prepared.box.lower[i]),
+        }
+    suppressed_rows = sorted(int(r) + prepared.offsets[w.index] + 1 for w in written for r in w.suppressed)
+    return {
+        **search_values(result), "stopped": str(result.stopped), "seed": config.seed,
+        "max_evaluations": config.max_evaluations, "time_limit": config.time_limit,
+        "models": [m.describe() for m in evaluator.models], "k": config.k,
+        "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
+        "rows": n, "rows_released": sum(w.written for w in written) if written else None,
+        "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
+        "sensitive": list(config.sensitive),
+        "node": {name: int(x) for name, x in zip(domain.names, node)},
+        "heights": {name: int(h) for name, h in zip(domain.names, domain.heights)},
+        "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
+        "objective": evaluator.objective.name, "loss": e.loss, "log": e.log, "los": e.los,
+        "suppressed": e.suppressed, "classes": e.classes, "smallest_class": e.smallest_class, "dm": e.dm,
+        "aecs": e.aecs, "height": int(sum(node)), "prepare_seconds": prepared.seconds,
+        "metric": config.metric,
+        "metrics": {"log": e.log, "los": suppressed_fraction(e.suppressed, n), "dm": e.dm,
+                    "dm_normalized": e.dm / (n * n), "aecs": e.aecs,
+                    "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
+                    "height": int(sum(node))},
+        "missing": list(config.missing),
+        "attributes": attributes,
+        "suppressed_rows": suppressed_rows,
+        "trace": result.trace,
+        "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
+                                                "passed": bool(check.passed)},
+        "check": None if check is None else {"passed": check.passed, "summary": check.summary(output or "", False),
+                                             "rows": check.rows, "classes": check.classes,
+                                             "smallest_class": check.smallest_class,
+                                             "suppressed_rows": check.suppressed_rows},
+        "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
+                        "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
+                        "output": output, "parts": [w.final for w in written]},
+    }
 
 
 def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,

@@ -24,12 +24,12 @@ import dask
 import distributed  # noqa: F401 (first: without Dask's extra the error names `distributed`, one line)
 import numpy as np
 
-from fitness.metrics import suppressed_fraction
 from fitness.models import KAnonymity
-from fitness.objective import Precision, aecs_normalized, make_objective
+from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.verify import ReleaseCheckError
 from kgen.report import provenance
+from kgen.report.build import partitioned_report
 from kgen.report.publish import write_release
 from kgen.run.algorithms import CUT_POINT, make_search
 from kgen.run.config import Config
@@ -281,7 +281,7 @@ def _run_on(client: Any, source: Source, config: Config, output: str | None,
     released = time.perf_counter()
     written, check = _release_and_check(client, prepared, config, result.best.node, output)
     try:
-        report = build_report(prepared, config, result, written, check, output)
+        report = partitioned_report(prepared, config, result, written, check, output)
         report["provenance"] = provenance.build(config, SimpleNamespace(source=None, n=prepared.domain.n,
                                                                         columns=list(source.columns)),
                                                 prepared.domain.sources, prepared.domain.hierarchies,
@@ -333,59 +333,6 @@ def _close_quietly(client: Any, cluster: Any) -> None:
         pass
 
 
-def build_report(prepared: Prepared, config: Config, result: SearchResult, written: list[Written],
-                 check: Any, output: str | None) -> dict:
-    """The report, with the in-memory report's names for the fields it shares."""
-    e = result.best
-    domain, evaluator, n = prepared.domain, prepared.evaluator, prepared.domain.n
-    node = e.node
-    present = None
-    if written:
-        present = [np.logical_or.reduce([w.present[i] for w in written]) for i in range(len(node))]
-    attributes = {}
-    for i, (name, level) in enumerate(zip(domain.names, node)):
-        h = domain.heights[i]
-        attributes[name] = {
-            "level": int(level), "height": h, "loss": level / h if h else 0.0,
-            "distinct_before": len(domain.labels[i][0]),
-            "distinct_after": int(present[i].sum()) if present is not None else None,
-            "hierarchy": domain.sources[name], "minimum_level": int(prepared.box.lower[i]),
-        }
-    suppressed_rows = sorted(int(r) + prepared.offsets[w.index] + 1 for w in written for r in w.suppressed)
-    return {
-        "algorithm": result.algorithm, "exact": result.exact, "parameters": result.params, "seed": config.seed,
-        "max_evaluations": config.max_evaluations, "time_limit": config.time_limit, "stopped": str(result.stopped),
-        "models": [m.describe() for m in evaluator.models], "k": config.k,
-        "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
-        "rows": n, "rows_released": sum(w.written for w in written) if written else None,
-        "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
-        "sensitive": list(config.sensitive),
-        "node": {name: int(x) for name, x in zip(domain.names, node)},
-        "heights": {name: int(h) for name, h in zip(domain.names, domain.heights)},
-        "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
-        "objective": evaluator.objective.name, "loss": e.loss, "log": e.log, "los": e.los,
-        "suppressed": e.suppressed, "classes": e.classes, "smallest_class": e.smallest_class, "dm": e.dm,
-        "aecs": e.aecs, "height": int(sum(node)), "evaluations": result.evaluations, "seconds": result.seconds,
-        "prepare_seconds": prepared.seconds, "minimal_nodes_found": [list(m) for m in result.minimal],
-        "metric": config.metric,
-        "metrics": {"log": e.log, "los": suppressed_fraction(e.suppressed, n), "dm": e.dm,
-                    "dm_normalized": e.dm / (n * n), "aecs": e.aecs,
-                    "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
-                    "height": int(sum(node))},
-        "missing": list(config.missing),
-        "attributes": attributes,
-        "suppressed_rows": suppressed_rows,
-        "trace": result.trace,
-        "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
-                                                "passed": bool(check.passed)},
-        "check": None if check is None else {"passed": check.passed, "summary": check.summary(output or "", False),
-                                             "rows": check.rows, "classes": check.classes,
-                                             "smallest_class": check.smallest_class,
-                                             "suppressed_rows": check.suppressed_rows},
-        "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
-                        "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
-                        "output": output, "parts": [w.final for w in written]},
-    }
 
 
 def anonymize(data: object, config: Config, output: str | None = None,
