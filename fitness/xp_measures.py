@@ -23,10 +23,20 @@ to the order of float summation (tests: relative 1e-12), which the models' TOLER
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from fitness.xp_kernel import Backend
+
+class Backend(Protocol):
+    """What these measures ask of `fitness.xp_kernel.Backend` (the kernel imports this module, so the type is
+    named by what it offers rather than imported back)."""
+
+    xp: Any
+
+    def sums(self, index: Any, size: int, weights: Any) -> Any: ...
+
+    def counts(self, index: Any, size: int, weights: Any = None) -> Any: ...
+
+    def count_limit(self, n: int) -> int: ...
 
 
 @dataclass(frozen=True)

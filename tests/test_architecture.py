@@ -36,13 +36,25 @@ def type_checking_nodes(tree: ast.AST) -> set[int]:
     return inside
 
 
+def type_checking_import(node: ast.Import | ast.ImportFrom, known: dict[str, Path]) -> Iterator[tuple[str, int, bool]]:
+    """An import under `if TYPE_CHECKING:` (at module level: never lazy, but an arrow all the same)."""
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        for alias in node.names:
+            full = f"{node.module}.{alias.name}"
+            yield (full if full in known else node.module), node.lineno, False
+    elif isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name, node.lineno, False
+
+
 def imports(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int, bool]]:
-    """(imported module, line, inside a function) for every import of `path`, TYPE_CHECKING blocks aside;
-    `from a import b` counts as importing `a.b` when that is a module, else `a`."""
+    """(imported module, line, inside a function) for every import of `path`, TYPE_CHECKING blocks included
+    (a type is an arrow too); `from a import b` counts as importing `a.b` when that is a module, else `a`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = type_checking_nodes(tree)
+    checking = type_checking_nodes(tree)
     for node in ast.walk(tree):
-        if id(node) in skip:
+        if id(node) in checking and isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield from type_checking_import(node, known)
             continue
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
