@@ -323,8 +323,13 @@ def sizes_report(sizes: np.ndarray, rows: int, suppressed: int, qis: Sequence[st
     same figures as grouping the released table; the anonymize and apply reports use it."""
     validate_threshold(threshold)
     out = sample_figures(np.asarray(sizes, dtype=np.int64), rows, suppressed, qis, threshold)
-    out["population_uniqueness"] = population_uniqueness(size_histogram(np.asarray(sizes, dtype=np.int64)), 1.0)
+    out["population_uniqueness"] = population_uniqueness(histogram_of(out), 1.0)
     return out
+
+
+def histogram_of(figures: Mapping) -> dict[int, int]:
+    """The class-size histogram `sample_figures` recorded, as {size: classes} (computed once, read back)."""
+    return {int(s): int(c) for s, c in figures["class_sizes"]}
 
 
 def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_THRESHOLD,
@@ -351,8 +356,8 @@ def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_TH
     """
     validate_threshold(threshold)
     classes = released_classes(table, qis, suppressed_rows)
-    histogram = size_histogram(classes.sizes)
     out = sample_figures(classes.sizes, classes.rows, classes.suppressed, qis, threshold)
+    histogram = histogram_of(out)
     if population is not None:
         out["journalist"] = journalist_risks(classes, population, qis, threshold)
         if sampling_fraction is None and out["journalist"]["population_released_rows"]:
