@@ -18,6 +18,7 @@ from fitness.models import DISTANCES, L_VARIANTS
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
+from kgen.report.risk import DEFAULT_UNIQUENESS_MODEL, UNIQUENESS_MODELS
 from kgen.run.config import Config
 from kgen.runners.parallel import CONNECT_TIMEOUT
 from kgen.status import ArgumentError
@@ -165,6 +166,13 @@ def output_options(parser: argparse.ArgumentParser, output: str, report: str = "
                    "with .json)") -> None:
     parser.add_argument("--output", help=output)
     parser.add_argument("--report", help=report)
+
+
+def uniqueness_model_option(parser: argparse.ArgumentParser) -> None:
+    """`--uniqueness-model`: which estimate of population uniqueness a risk figure uses (docs/risk.md)."""
+    parser.add_argument("--uniqueness-model", choices=UNIQUENESS_MODELS, default=DEFAULT_UNIQUENESS_MODEL,
+                        help="population-uniqueness estimate: dankar (Dankar et al.'s rule, ARX's default), "
+                             "pitman, zayatz or snb (default: dankar)")
 
 
 def quiet_option(parser: argparse.ArgumentParser) -> None:
