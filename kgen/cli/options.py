@@ -179,11 +179,16 @@ def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    qi_option(parser)
-    k_option(parser)
-    parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
+def suppression_option(parser: argparse.ArgumentParser, default: float | None = 0.0) -> None:
+    parser.add_argument("--suppression", type=number(float, "suppression"), default=default,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """--qi, --k, --suppression and --separator; not `required` (`kgen check --report`), none has a default."""
+    qi_option(parser, required)
+    k_option(parser, required)
+    suppression_option(parser, 0.0 if required else None)
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
 
