@@ -260,7 +260,10 @@ def check_node(table: Table, report: Mapping, claims: Claims, source: str, origi
     for qi in claims.qis:
         hierarchy = saved_hierarchy(report, qi, source, original, files)
         if hierarchy is None:
-            verdict.note(f"node level of {qi!r}: its hierarchy is a builder; give --original to rebuild it")
+            spec = (report.get("hierarchy_specs") or {}).get(qi) or {}
+            verdict.note(f"node level of {qi!r}: " + ("its hierarchy is a builder; give --original to rebuild it"
+                                                       if "builder" in spec else "the report saves no hierarchy; "
+                                                       f"give --hierarchy {qi}=FILE"))
             continue
         recorded = (records.get(qi) or {}).get("sha256")
         if recorded and paths_digest(hierarchy) != recorded:
