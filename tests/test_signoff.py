@@ -199,3 +199,21 @@ def test_apply_refuses_hierarchy_rows_changed_in_the_report(signed: Path, capsys
 def test_the_checker_digest_of_a_hierarchy_is_the_report_builder_digest() -> None:
     h = Hierarchy.from_rows("a", [["1", "1-5", "*"], ["7", "6-9", "*"]])
     assert paths_digest(h) == hierarchy_digest(h)
+
+
+def test_kgen_report_renders_an_apply_report_with_its_risk_section(signed: Path, capsys) -> None:
+    assert run(capsys, "apply", "data.csv", "--report", "rel.json", "--output", "app.csv", "--quiet")[0] == 0
+    code, out, err = run(capsys, "report", "app.json", "-o", "app.html")
+    assert code == 0, err
+    page = Path("app.html").read_text(encoding="utf-8")
+    assert "Re-identification risk" in page and "prosecutor risk" in page and "population uniqueness" in page
+
+
+def test_kgen_report_renders_a_mondrian_report(signed: Path, capsys) -> None:
+    assert run(capsys, "mondrian", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
+               "--l", "2", "--k", "3", "--output", "m.csv", "--report", "m.json", "--quiet")[0] == 0
+    code, _, err = run(capsys, "report", "m.json", "-o", "m.html")
+    assert code == 0, err
+    assert "Re-identification risk" in Path("m.html").read_text(encoding="utf-8")
+    code, _, err = run(capsys, "check", "m.csv", "--report", "m.json")
+    assert code == 2 and "mondrian-check" in err
