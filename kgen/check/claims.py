@@ -23,16 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.check.kanonymity import SUPPRESSED, CheckResult, SensitiveRule, check_k_anonymity, suppressed_mask
-from kgen.check.verify import rules_from_models, unescaped
+from kgen.check.kanonymity import SUPPRESSED, CheckResult, ClassRule, check_k_anonymity, suppressed_mask
+from kgen.check.rules import RULES, rules_from_models
+from kgen.check.verify import unescaped
 from kgen.io import hierarchies as loading
 from kgen.io.table import CodedColumn, Table
 from kgen.status import ChecksumError, ExitCode
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
-
-# The models the checker proves from the file (`rules_from_models` turns them into k and rules).
-CHECKED_MODELS = ("k-anonymity", "l-diversity", "t-closeness")
 
 
 @dataclass
@@ -43,7 +41,7 @@ class Claims:
     identifiers: list[str]
     sensitive: list[str]
     k: int
-    rules: list[SensitiveRule]
+    rules: list[ClassRule]
     suppression: float
     max_suppressed: int | None
     node: dict[str, int]
@@ -90,7 +88,7 @@ def claims_of(report: Mapping, source: str) -> Claims:
         if key not in report:
             raise InputError(f"is not a kgen report: it lacks {key!r}", file=source)
     models = [dict(m) for m in report["models"]]
-    unknown = [m.get("model") for m in models if m.get("model") not in CHECKED_MODELS]
+    unknown = [m.get("model") for m in models if m.get("model") not in RULES]
     if unknown:
         raise InputError(f"claims privacy models the independent checker cannot prove: {', '.join(map(str, unknown))}",
                          file=source)
@@ -106,25 +104,42 @@ def claims_of(report: Mapping, source: str) -> Claims:
                   missing=[str(t) for t in report.get("missing", [])], models=models)
 
 
-def weaker_restatement(claims: Claims, qis: Sequence[str], k: int | None, suppression: float | None,
-                       rules: Sequence[SensitiveRule]) -> str | None:
-    """Why a command-line restatement asks for less than the report claims, or None when it asks for as much
-    or more (then it is checked too)."""
+# Per model family, its parameters where a larger value asks more (+1) or less (-1) of a release; any other
+# parameter must be restated as the report has it. A family not listed is comparable only when restated as is.
+STRONGER = {"k-anonymity": {"k": 1}, "l-diversity": {"l": 1, "c": -1}, "t-closeness": {"t": -1}}
+
+
+def weaker_model(claimed: Mapping, asked: Sequence[Mapping]) -> str | None:
+    """Why the restated models of `claimed`'s family (on its sensitive column) ask less than `claimed`."""
+    same = [a for a in asked
+            if a.get("model") == claimed.get("model") and a.get("sensitive") == claimed.get("sensitive")]
+    order = STRONGER.get(str(claimed.get("model")), {})
+    for a in same:
+        for key in sorted(set(claimed) | set(a)):
+            mine, theirs = claimed.get(key), a.get(key)
+            if mine == theirs or key in ("model", "sensitive"):
+                continue
+            sign = order.get(key)
+            if sign is None or mine is None or theirs is None or (float(theirs) - float(mine)) * sign < 0:
+                column = f" on {claimed['sensitive']!r}" if claimed.get("sensitive") else ""
+                return (f"the restated {claimed['model']}{column} has {key} = {theirs}, the report "
+                        f"{key} = {mine}")
+    return None
+
+
+def weaker_restatement(claims: Claims, qis: Sequence[str], suppression: float | None,
+                       asked: Sequence[Mapping]) -> str | None:
+    """Why a command-line restatement (its QIs, suppression limit and model descriptions `asked`) asks for
+    less than the report claims, or None when it asks for as much or more (then it is checked too)."""
     missing = [q for q in claims.qis if qis and q not in qis]
     if missing:
         return f"--qi leaves out the report's quasi-identifiers {', '.join(missing)}"
-    if k is not None and k < claims.k:
-        return f"--k {k} is below the report's k = {claims.k}"
     if suppression is not None and suppression > claims.suppression:
         return f"--suppression {suppression:g} allows more than the report's limit {claims.suppression:g}"
-    for rule in claims.rules:
-        same = [r for r in rules if r.column == rule.column]
-        if rule.l is not None and any(r.l is not None and (r.l < rule.l or r.variant != rule.variant)
-                                      for r in same):
-            return f"--l on {rule.column!r} asks less than the report's {rule.variant} l = {rule.l:g}"
-        if rule.t is not None and any(r.t is not None and (r.t > rule.t or r.distance != rule.distance)
-                                      for r in same):
-            return f"--t-closeness on {rule.column!r} asks less than the report's t = {rule.t:g} ({rule.distance})"
+    for claimed in claims.models:
+        why = weaker_model(claimed, asked)
+        if why:
+            return why
     return None
 
 

@@ -1,15 +1,17 @@
-"""`kgen check`: verify any released table against a privacy model with the independent checker."""
+"""`kgen check`: verify any released table against a privacy model with the independent checker; with
+`--report`, against every claim of the release's report (`kgen.check.claims`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from fitness import privacy
 from kgen.check.claims import claims_of, verify_report, weaker_restatement
-from kgen.check.kanonymity import CheckResult, SensitiveRule, check_k_anonymity
+from kgen.check.kanonymity import CheckResult, ClassRule, check_k_anonymity
+from kgen.check.rules import rules_from_models
 from kgen.cli.console import read_input
 from kgen.cli.options import (
     add_model_arguments,
-    add_sensitive_arguments,
     columns,
     command_parser,
     hierarchy_options,
@@ -20,13 +22,22 @@ from kgen.report import provenance
 from lattice.errors import InputError
 
 
-def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
-    if (args.l is not None or args.t_closeness is not None) and not args.sensitive:
-        raise InputError("--l and --t-closeness need a sensitive column (--sensitive COLUMN)")
-    if args.l is None and args.t_closeness is None:
-        return []
-    return [SensitiveRule(column, args.l, args.l_variant, args.c, args.t_closeness, args.t_distance)
-            for column in args.sensitive]
+def asked_models(args: argparse.Namespace, k: int | None = None) -> list[dict]:
+    """The descriptions of the models the options ask for: built and validated as `kgen anonymize` builds them
+    (`fitness.privacy`), then described; `k` stands in for a --k not given (the report's, with --report)."""
+    values = {p.name: getattr(args, p.name) for p in privacy.parameters()}
+    if values.get("k") is None:
+        values["k"] = k
+    for p in privacy.parameters():
+        p.constraint.check(values[p.name])
+    return [m.describe() for m in privacy.build_models(values, args.sensitive)]
+
+
+def asked_rules(args: argparse.Namespace) -> tuple[int, list[ClassRule]]:
+    """k and the check rules of the models the options ask for: the checker reads their descriptions as it
+    reads a report's (`kgen.check.rules`), with its own code."""
+    return rules_from_models(asked_models(args), dropped=False)
+
 
 def print_result(result: CheckResult, source: str, rules: bool, show: int) -> None:
     """The verdict of one model check, with the violating rows and the sensitive figures."""
@@ -45,16 +56,17 @@ def print_result(result: CheckResult, source: str, rules: bool, show: int) -> No
 
 def restated(args: argparse.Namespace) -> bool:
     """Whether the command line states a model of its own beside --report."""
-    return bool(args.qi or args.k is not None or args.suppression is not None or args.sensitive
-                or args.l is not None or args.t_closeness is not None)
+    defaults = {p.name: (None if p.required else p.default) for p in privacy.parameters()}
+    return bool(args.qi or args.suppression is not None or args.sensitive
+                or any(getattr(args, name) != value for name, value in defaults.items()))
 
 
 def check_report(args: argparse.Namespace) -> int:
-    """`kgen check --report R RELEASE`: every claim of the report, then any stronger restatement."""
+    """`kgen check --report R RELEASE`: every claim of the report, then any restatement no weaker than it."""
     report = provenance.read_report(args.report)
     claims = claims_of(report, args.report)
-    rules = sensitive_rules(args)
-    weaker = weaker_restatement(claims, args.qi, args.k, args.suppression, rules)
+    asked = asked_models(args, claims.k) if restated(args) else []
+    weaker = weaker_restatement(claims, args.qi, args.suppression, asked)
     if weaker:
         raise InputError(f"{weaker}: a restatement weaker than the report proves nothing about it (leave it out "
                          "to check the report's own claims)", file=args.report)
@@ -66,12 +78,11 @@ def check_report(args: argparse.Namespace) -> int:
     print(f"{'PASS' if passed else 'FAIL'}: {args.input} against its report {args.report}: "
           f"{len(verdict.lines) - len(verdict.failures)} claims checked, {len(verdict.failures)} failed")
     print("\n".join(verdict.lines))
-    if restated(args):
-        qis = list(dict.fromkeys(claims.qis + list(args.qi)))
-        result = check_k_anonymity(table, qis, max(claims.k, args.k or 1),
-                                   claims.suppression if args.suppression is None else args.suppression,
-                                   rules + claims.rules)
-        print_result(result, f"{args.input} (as restated)", bool(rules or claims.rules), args.show)
+    if asked or args.qi or args.suppression is not None:
+        k, rules = rules_from_models(claims.models + asked, claims.dropped)
+        result = check_k_anonymity(table, list(dict.fromkeys(claims.qis + list(args.qi))), k,
+                                   claims.suppression if args.suppression is None else args.suppression, rules)
+        print_result(result, f"{args.input} (as restated)", bool(rules), args.show)
         passed = passed and result.passed
     return 0 if passed else 1
 
@@ -84,8 +95,8 @@ def run_check(args: argparse.Namespace) -> int:
     if not args.qi or args.k is None:
         raise InputError("give the model to check (--qi and --k), or the release's report (--report)")
     table = read_input(args.input, args.separator, len(args.qi))
-    rules = sensitive_rules(args)
-    result = check_k_anonymity(table, args.qi, args.k, args.suppression or 0.0, rules)
+    k, rules = asked_rules(args)
+    result = check_k_anonymity(table, args.qi, k, args.suppression or 0.0, rules)
     print_result(result, args.input, bool(rules), args.show)
     return 0 if result.passed else 1
 
@@ -103,5 +114,4 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--original", metavar="FILE", help="with --report: the input the release was made from "
                        "(its SHA-256 checked; builder hierarchies rebuilt on it for the node check)")
     hierarchy_options(check, folder=False)
-    add_sensitive_arguments(check)
     check.set_defaults(run=run_check)

@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,15 +40,14 @@ from kgen.io.hierarchies import find_in_dir
 from kgen.report import provenance
 from kgen.report.build import to_json
 from kgen.report.publish import publish
-from kgen.report.risk import risk_report
+from kgen.report.risk import sizes_report
 from kgen.runners import parallel
 from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 if TYPE_CHECKING:
-    import pandas as pd
 
-    from kgen.mondrian.core import Spec
+    from kgen.mondrian.core import FragmentResult, Spec
     from kgen.mondrian.storage import Source
 
 # the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
@@ -267,9 +267,9 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
         raise InputError("has a header but no data rows: nothing to anonymize", file=args.input)
     result = anonymize_fragment(frame, spec, where=args.input)
     metrics = summary(spec, [result])
-    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started})
-    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
-    body["risk"] = release_risk(result.release, spec)
+    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started},
+                     provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                     risk=release_risk([result], spec))
 
     def verify(written: Path) -> dict:
         verdict = check_release(args.input, written, **check)
@@ -284,12 +284,13 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
     return body
 
 
-def release_risk(release: pd.DataFrame, spec: Spec) -> dict:
-    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk`): one definition."""
-    from kgen.io.table import from_dataframe  # optional dependency: pandas (the release is a DataFrame)
+def release_risk(results: Sequence[FragmentResult], spec: Spec) -> dict:
+    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk.sizes_report`: one
+    definition), from the class sizes the fragments recorded: no second grouping of the release."""
+    from kgen.mondrian.core import class_sizes  # optional dependency: pandas, pyarrow (the Mondrian engine)
 
-    table = from_dataframe(release.astype(str))
-    return risk_report(table, [q.name for q in spec.qis])
+    sizes = class_sizes(results)
+    return sizes_report(sizes, int(sizes.sum()), 0, [q.name for q in spec.qis])
 
 
 def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Source, output: Path, report: Path,
@@ -328,8 +329,9 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
                      for t, c in zip(run.tasks, run.conditions)]
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
-                         engine=args.engine, scheduler=_cluster(args), fragments=fragments)
-        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
+                         engine=args.engine, scheduler=_cluster(args), fragments=fragments,
+                         provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                         risk=release_risk([t.result for t in run.tasks], spec))
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
         if not verdict.passed:

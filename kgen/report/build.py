@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fitness import privacy
 from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
 from fitness.objective import aecs_normalized
@@ -40,10 +41,11 @@ PartitionedPrepared = Any  # kgen.run.partitioned.Prepared
 Recorded = Any  # kgen.run.record.Recorded
 Written = Any  # kgen.runners.partitioned.release.Written
 
-# The keys of each report, in the order they are written.
+# The keys of each report, in the order they are written; the models' parameters (k, l, ...) as their families
+# declare them (`fitness.privacy`).
 ANONYMIZE_KEYS = (
-    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
-    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
+    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models",
+    *(p.name for p in privacy.parameters()), "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
     "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
@@ -94,12 +96,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "seed": config.seed,
         "max_evaluations": config.max_evaluations,
         "time_limit": config.time_limit,
-        "k": config.k,
-        "l": config.l,
-        "l_variant": config.l_variant if config.l is not None else None,
-        "c": config.c,
-        "t_closeness": config.t_closeness,
-        "t_distance": config.t_distance if config.t_closeness is not None else None,
+        **privacy.report_values(config.model_values()),
         "heights": {name: int(h) for name, h in zip(names, prepared.heights)},
         "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
         "objective": prepared.evaluator.objective.name,
@@ -148,10 +145,13 @@ def attribute_values(prepared: Prepared, node: Node, suppressed: np.ndarray) -> 
 
 
 def partitioned_report(prepared: PartitionedPrepared, config: Config, result: SearchResult,
-                       written: Sequence[Written], check: Any, output: str | None) -> dict:
+                       written: Sequence[Written], check: Any, output: str | None, *, risk: dict | None,
+                       provenance_record: dict, seconds: dict) -> dict:
     """The report of a partitioned run, with the in-memory report's names for the fields it shares (the
-    search's fields from `search_values`, as `anonymize_report` has them), the merged check's figures and the
-    run's own (`partitioned`)."""
+    search's fields from `search_values`, the models' from `privacy.report_values`, as `anonymize_report` has
+    them), the merged check's figures, the risk of the released classes (`risk`, from the run's class-size
+    histogram), the provenance and the run's own figures (`partitioned`, with its `seconds`). Built once:
+    nothing edits it afterwards but `publish`, which sets `verified`."""
     e = result.best
     domain, evaluator, n = prepared.domain, prepared.evaluator, prepared.domain.n
     node = e.node
@@ -171,7 +171,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
     return {
         **search_values(result), "stopped": str(result.stopped), "seed": config.seed,
         "max_evaluations": config.max_evaluations, "time_limit": config.time_limit,
-        "models": [m.describe() for m in evaluator.models], "k": config.k,
+        "models": [m.describe() for m in evaluator.models], **privacy.report_values(config.model_values()),
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
         "rows": n, "rows_released": sum(w.written for w in written) if written else None,
         "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
@@ -188,8 +188,13 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
                     "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
                     "height": int(sum(node))},
         "missing": list(config.missing),
+        "hierarchy_specs": {name: hierarchy_record(domain.sources[name], domain.hierarchies[name])
+                            for name in domain.names},
         "attributes": attributes,
         "suppressed_rows": suppressed_rows,
+        "privacy": [],  # the partitioned runner evaluates class sizes alone: no model on sensitive values
+        "provenance": provenance_record,
+        "risk": risk,
         "trace": result.trace,
         "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
                                                 "passed": bool(check.passed)},
@@ -199,7 +204,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
                                              "suppressed_rows": check.suppressed_rows},
         "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
                         "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
-                        "output": output, "parts": [w.final for w in written]},
+                        "output": output, "parts": [w.final for w in written], "seconds": seconds},
     }
 
 
@@ -275,10 +280,6 @@ def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
     if source.partition(":")[0] in BUILDER_SPECS and not Path(source).exists():
         return {"builder": source}
     return {"rows": [list(path) for path in hierarchy.paths.values()]}
-
-
-
-
 
 
 def formula_record(released: Table, escaped: bool = False) -> dict:
