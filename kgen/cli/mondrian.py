@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,11 +36,11 @@ from kgen.cli.options import (
     seed_option,
     sensitive_option,
 )
-from kgen.io.files import check_target, output_lock, same_file
+from kgen.io.files import check_target, same_file
 from kgen.io.hierarchies import find_in_dir
 from kgen.report import provenance
 from kgen.report.build import to_json
-from kgen.report.publish import publish
+from kgen.report.publish import publish, publish_parts
 from kgen.report.risk import sizes_report
 from kgen.runners import parallel
 from kgen.status import ReleaseCheckError
@@ -338,10 +339,9 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
             raise ReleaseCheckError(f"the written release failed its independent check: {verdict.problems[0]}"
                                     "; nothing was published", file=str(output))
         (temporary / ".report.json").unlink()
-        body["verified"] = {"checker": "kgen.check.mondrian, on the written parts", "passed": True,
-                            "rows": verdict.rows, "classes": verdict.classes,
-                            "smallest_class": verdict.smallest_class}
-        publish_parts(temporary, output, report, body, protected)
+        verified = {"checker": "kgen.check.mondrian, on the written parts", "passed": True, "rows": verdict.rows,
+                    "classes": verdict.classes, "smallest_class": verdict.smallest_class}
+        publish_parts(FolderParts(temporary, str(output), verified), output, report, body, protected)
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -355,19 +355,36 @@ def _cluster(args: argparse.Namespace) -> str:
     return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
-def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str]) -> None:
-    """The checked folder of parts and its report published together, under the output lock: never a
-    release without its report, never a report beside another run's parts."""
-    with output_lock([output, report]):
-        if output.exists():
-            raise InputError("already exists: another run published it first", file=str(output))
-        check_target(report, protected)
-        os.replace(temporary, output)
-        try:
-            report.write_text(to_json(body), encoding="utf-8")
-        except OSError as error:
-            shutil.rmtree(output, ignore_errors=True)  # never a release without its report
-            raise InputError(f"cannot be written: {error.strerror or error}", file=str(report)) from None
+@dataclass(frozen=True)
+class FolderPart:
+    temp: str
+    final: str
+
+
+@dataclass
+class FolderParts:
+    """A distributed Mondrian release: checked parts in a temporary folder, published by renaming the folder
+    to `folder` (the `Parts` that `kgen.report.publish.publish_parts`, the one publish of part releases, takes)."""
+
+    temporary: Path
+    folder: str
+    verified: dict
+    parts: list[FolderPart] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.parts = [FolderPart(str(p), str(Path(self.folder) / p.name))
+                      for p in sorted(self.temporary.iterdir()) if not p.name.startswith(".")]
+
+    def publish(self) -> None:
+        if Path(self.folder).exists():
+            raise InputError("already exists: another run published it first", file=self.folder)
+        os.replace(self.temporary, self.folder)
+
+    def unpublish(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)  # never a release without its report
+
+    def discard(self) -> None:
+        shutil.rmtree(self.temporary, ignore_errors=True)
 
 
 def describe_run(body: dict, output: Path, report: Path) -> str:
