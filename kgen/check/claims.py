@@ -79,10 +79,12 @@ def claims_of(report: Mapping, source: str) -> Claims:
     if not isinstance(report.get("provenance"), Mapping):
         raise InputError("the report has no provenance section (written by an older kgen): nothing to verify "
                          "against", file=source)
-    if "partitioned" in report or "node" not in report:
+    if "partitioned" in report:
+        raise InputError("is the report of a partitioned run (a folder of parts, checked part by part when it was "
+                         "written): kgen check --report checks one file", file=source)
+    if "node" not in report:
         kind = "a Mondrian report: check it with kgen mondrian-check ORIGINAL RELEASE --report" \
-            if "mondrian" in json.dumps(report.get("algorithm", "")) or "partitions" in report else \
-            "not an anonymize or apply report (no node)"
+            if report.get("algorithm") == "mondrian" else "not an anonymize or apply report (no node)"
         raise InputError(f"is {kind}", file=source)
     for key in ("quasi_identifiers", "models", "suppression_limit"):
         if key not in report:

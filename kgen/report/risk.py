@@ -549,6 +549,8 @@ def describe(risk: Mapping) -> str:
     share = "no estimate (the model found none)" if u["share"] is None else f"{u['share']:.4%}"
     lines.append(f"  population uniqueness ({u['model']}, sampling fraction {u['sampling_fraction']:.4g}): "
                  f"{share} of {u.get('population_rows', 0)} rows")
+    if u.get("note"):
+        lines.append(f"    {u['note']}")
     return "\n".join(lines)
 
 
