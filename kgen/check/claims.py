@@ -63,6 +63,11 @@ class Verdict:
     def passed(self) -> bool:
         return not self.failures
 
+    @property
+    def checked(self) -> int:
+        """How many claims were checked (held or failed), not counting those that could not be."""
+        return sum(1 for line in self.lines if not line.startswith("  not checked"))
+
     def ok(self, line: str) -> None:
         self.lines.append(f"  ok: {line}")
 
@@ -149,8 +154,16 @@ def check_models(table: Table, claims: Claims, verdict: Verdict) -> CheckResult:
     """k, every rule and the suppression limit, as the report states them."""
     result = check_k_anonymity(table, claims.qis, claims.k, 0.0 if claims.dropped else claims.suppression,
                                claims.rules)
+    shown = []
+    for d in claims.models:
+        rule = RULES[str(d["model"])]
+        if rule.least_size is None and rule.read(d, claims.dropped) is None:
+            verdict.note(f"{d['model']} on {d.get('sensitive')!r}: the file cannot show it (its suppressed rows were "
+                         "left out); the run's evaluator held it")
+        else:
+            shown.append(d)
     models = ", ".join(f"{m['model']} ({', '.join(f'{a}={v}' for a, v in m.items() if a != 'model')})"
-                       for m in claims.models)
+                       for m in shown)
     if result.violating_rows:
         verdict.fail(f"{len(result.violating_rows)} released rows in classes that break {models}")
     else:
@@ -241,14 +254,23 @@ def saved_hierarchy(report: Mapping, qi: str, source: str, original: Table | Non
     if qi in files:
         return loading.load_arx(files[qi], qi)
     if "builder" in spec and original is not None:
-        values = original.column(qi)
-        missing = set(report.get("missing", []))
-        distinct = sorted({str(v) for v in values} - missing)
+        distinct, token = normalized_values(original.column(qi), [str(t) for t in report.get("missing", [])])
         hierarchy = loading.build(qi, spec["builder"], distinct)
-        for token in sorted(missing & {str(v) for v in values}):
-            hierarchy = hierarchy.with_missing(token)
-        return hierarchy
+        return hierarchy.with_missing(token) if token is not None else hierarchy
     return None
+
+
+def normalized_values(values: Sequence[str], tokens: Sequence[str]) -> tuple[list[str], str | None]:
+    """A QI column's distinct values as a run builds its hierarchy from them: stripped, sorted, without the
+    missing tokens; and the one token that stands for missing (the configured token occurring most often,
+    ties to the first configured). Written again on purpose (the checker shares nothing with the run)."""
+    counts: dict[str, int] = {}
+    for value in (values.tolist() if isinstance(values, CodedColumn) else values):
+        text = str(value).strip()
+        counts[text] = counts.get(text, 0) + 1
+    present = [t for t in tokens if counts.get(t, 0) > 0]
+    token = max(present, key=lambda t: (counts[t], -list(tokens).index(t))) if present else None
+    return sorted(v for v in counts if v not in set(tokens)), token
 
 
 def hierarchy_files(report: Mapping, given: Mapping[str, str], verdict: Verdict) -> dict[str, str]:
@@ -291,14 +313,26 @@ def check_node(table: Table, report: Mapping, claims: Claims, source: str, origi
         if level > hierarchy.height:
             verdict.fail(f"node level {level} of {qi!r} is above its hierarchy's top ({hierarchy.height})")
             continue
-        labels = level_labels(hierarchy, level, claims.missing)
+        labels = level_labels(hierarchy, level, claims.missing) if original is None else \
+            input_labels(hierarchy, level, original.column(qi), claims.missing)
+        what = "labels of its hierarchy" if original is None else "generalizations of an input value"
         bad = outside(table.column(qi), labels, starred)
         if bad.size:
             value = table.column(qi)[int(bad[0])]
-            verdict.fail(f"{bad.size} released cells of {qi!r} are not labels of its hierarchy at level {level} "
+            verdict.fail(f"{bad.size} released cells of {qi!r} are not {what} at level {level} "
                          f"(first: row {int(bad[0]) + 1}, {str(value)[:40]!r})")
         else:
-            verdict.ok(f"{qi!r}: every released cell is a level-{level} label of its hierarchy")
+            verdict.ok(f"{qi!r}: every released cell is one of the {what} at level {level}")
+
+
+def input_labels(hierarchy: Hierarchy, level: int, values: Sequence[str], tokens: Sequence[str]) -> set[str]:
+    """The labels at `level` of the input's own values (`--original`): a released cell must generalize a value
+    that is in the input, not merely be a label of the hierarchy."""
+    distinct, token = normalized_values(values, tokens)
+    if token is not None:
+        hierarchy = hierarchy.with_missing(token)
+        distinct.append(token)
+    return {hierarchy.generalize(v, level) for v in distinct if v in hierarchy.paths}
 
 
 def outside(values: Sequence[str], labels: set[str], starred: np.ndarray) -> np.ndarray:

@@ -76,7 +76,7 @@ def check_report(args: argparse.Namespace) -> int:
     verdict = verify_report(report, args.report, table, args.input, original, parse_hierarchies(args.hierarchy))
     passed = verdict.passed
     print(f"{'PASS' if passed else 'FAIL'}: {args.input} against its report {args.report}: "
-          f"{len(verdict.lines) - len(verdict.failures)} claims checked, {len(verdict.failures)} failed")
+          f"{verdict.checked} claims checked, {len(verdict.failures)} failed")
     print("\n".join(verdict.lines))
     if asked or args.qi or args.suppression is not None:
         k, rules = rules_from_models(claims.models + asked, claims.dropped)
