@@ -134,11 +134,15 @@ def parameter_type(p: Parameter) -> Callable[[str], object] | None:
         number(float, p.constraint.label) if kind == "real" else None
 
 
-def privacy_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
+def privacy_options(parser: argparse.ArgumentParser, only: Sequence[str] | None = None,
+                    required: bool = True) -> None:
     """Every privacy model family's parameters (`fitness.privacy`), as options of the same names: what a new
-    model declares in its own module appears here, in run.toml and in Config without an edit. Not `required`
-    (`kgen check --report`), a required parameter (k) is optional and has no default."""
+    model declares in its own module appears here, in run.toml and in Config without an edit. `only` names
+    the parameters of an engine that supports a few models (Mondrian: k and l). Not `required` (`kgen check
+    --report`), a required parameter (k) is optional and has no default."""
     for p in privacy.parameters():
+        if only is not None and p.name not in only:
+            continue
         choices = p.constraint.choices if p.constraint.kind == "choice" else None
         needed = p.required and required
         parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices,
@@ -204,7 +208,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) 
     """--qi, every privacy model's options, --suppression and --separator; not `required` (`kgen check
     --report`: the report states the model), none is required and none has a default."""
     qi_option(parser, required)
-    privacy_options(parser, required)
+    privacy_options(parser, required=required)
     suppression_option(parser, 0.0 if required else None)
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
