@@ -188,10 +188,81 @@ def test_k_optimize_gives_the_empty_value_an_interval_of_its_own(tmp_path: Path)
     assert "(blank)" in out.read_text(encoding="utf-8")
 
 
-def test_k_optimize_has_a_default_time_limit() -> None:
+class Recorder:
+    """A progress callback that records what it is told (begin, each costing, close)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def begin(self, total, time_limit, space) -> None:
+        self.events.append(("begin", total, time_limit))
+
+    def __call__(self, evaluations, best) -> None:
+        self.events.append(("progress", evaluations))
+
+    def close(self) -> None:
+        self.events.append(("close",))
+
+
+def many_values(rows: int = 400) -> dict:
+    return {"a": [str(i % 97) for i in range(rows)], "b": [str((i * 7) % 89) for i in range(rows)],
+            "c": [str((i * 13) % 83) for i in range(rows)]}
+
+
+def test_k_optimize_stops_at_its_default_time_limit_when_none_is_given(monkeypatch) -> None:
+    """Without a limit (the API, `kgen anonymize`, `kgen demo`: the demo ran 11 minutes) k-Optimize stops at
+    DEFAULT_SECONDS with its best cut points, and the report says it stopped on time."""
+    from kgen import Config, anonymize
     from kgen.run import koptimize
 
     assert 0 < koptimize.DEFAULT_SECONDS <= 120
+    monkeypatch.setattr(koptimize, "DEFAULT_SECONDS", 0.5)
+    started = time.process_time()
+    result = anonymize(many_values(), Config(qi=["a", "b", "c"], k=3, algorithm="k-optimize"))
+    assert time.process_time() - started < 30
+    assert result.report["stopped"] == "time"
+
+
+def test_the_demo_gives_k_optimize_no_limit_of_its_own(monkeypatch, tmp_path: Path) -> None:
+    """`kgen demo --algorithm k-optimize` runs it with no --time-limit, so the default is what bounds it."""
+    from kgen.cli import demo
+
+    seen = []
+    monkeypatch.setattr(demo.anonymize, "run_search", lambda data, config, invocation: seen.append(config) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        main(["demo", "--algorithm", "k-optimize", "--output-dir", str(tmp_path)])
+    assert seen[0].time_limit is None and seen[0].max_evaluations is None
+
+
+def test_k_optimize_reports_its_progress_as_the_lattice_searches_do(monkeypatch) -> None:
+    """k-Optimize's search runs while preparing: it tells the progress bar its limit (the default 60 s when
+    none is given), each costing, and closes it; the lattice step then begins again."""
+    from kgen import Config, anonymize
+    from kgen.run import koptimize
+
+    monkeypatch.setattr(koptimize, "DEFAULT_SECONDS", 0.5)
+    recorder = Recorder()
+    anonymize(many_values(), Config(qi=["a", "b", "c"], k=3, algorithm="k-optimize"), progress=recorder)
+    events = recorder.events
+    assert events[0] == ("begin", None, 0.5)
+    first_close = events.index(("close",))
+    assert any(e[0] == "progress" for e in events[:first_close])
+    assert events[first_close + 1][0] == "begin" and events[-1] == ("close",)
+
+
+def test_k_optimizes_progress_bar_draws_on_a_terminal_and_ends_its_line(monkeypatch) -> None:
+    import io
+
+    from kgen import Config, anonymize
+    from kgen.cli.progress import ProgressBar
+    from kgen.run import koptimize
+
+    monkeypatch.setattr(koptimize, "DEFAULT_SECONDS", 1.0)
+    stream = io.StringIO()
+    anonymize(many_values(), Config(qi=["a", "b", "c"], k=3, algorithm="k-optimize"),
+              progress=ProgressBar(None, stream, delay=0.0, force=True))
+    text = stream.getvalue()
+    assert "evals" in text and "/1s" in text and text.endswith("\n") and not text.endswith("\n\n")
 
 
 def sixty_binary_qis() -> tuple[dict, list[str]]:
@@ -222,3 +293,47 @@ def test_certify_without_a_limit_on_a_huge_box_stops_at_its_default_and_reports_
     result = anonymize(data, config)
     assert time.monotonic() - started < 120
     assert result.report["lower_bound"] is not None and result.report["lower_bound"] <= result.report["loss"]
+
+
+def parquet_with_a_list_column(path: Path, rows: int = 50_000) -> Path:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"age": [20 + i % 60 for i in range(rows)], "tags": [[i % 7, i % 3] for i in range(rows)],
+                      "zip": [str(i % 90) for i in range(rows)]})
+    pq.write_table(table, path, row_group_size=5_000)
+    return path
+
+
+def test_a_parquet_list_column_is_refused_from_its_schema_before_any_data_is_read(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """A list column used to be found by a failed cast after a threaded read of the whole file: the error line
+    came, then pyarrow's threads ran into the exit now and then (abort, 134)."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from kgen.io.table import read_table
+
+    path = parquet_with_a_list_column(tmp_path / "tags.parquet", rows=100)
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("the data was read"))
+    with pytest.raises(InputError, match="column 'tags' of type list<.*cannot be read as text") as caught:
+        read_table(path)
+    assert caught.value.exit_code == 2
+
+
+def test_a_partitioned_run_refuses_a_parquet_list_column_before_its_search(tmp_path: Path) -> None:
+    """It used to fail only when a worker wrote its part: a distributed worker's traceback, then the line."""
+    pytest.importorskip("distributed")
+    from kgen.runners.partitioned.source import read_header
+
+    path = parquet_with_a_list_column(tmp_path / "tags.parquet", rows=100)
+    with pytest.raises(InputError, match="column 'tags'"):
+        read_header(str(path))
+
+
+@pytest.mark.slow
+def test_a_parquet_list_column_is_exit_2_in_one_line_run_after_run(tmp_path: Path) -> None:
+    path = parquet_with_a_list_column(tmp_path / "tags.parquet")
+    for _ in range(4):
+        done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(path), "--qi", "age,zip", "--k", "2",
+                               "--output", str(tmp_path / "out.csv"), "--quiet"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert len(done.stderr.strip().splitlines()) == 1 and "column 'tags'" in done.stderr
