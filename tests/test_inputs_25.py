@@ -77,6 +77,51 @@ def test_an_unknown_column_lists_at_most_ten_names() -> None:
     assert "and 9990 more" in text and len(text) < 400
 
 
+def test_an_unknown_config_key_names_at_most_ten_keys_and_the_nearest(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text('qi = ["age"]\nk = 2\nsupression = 0.1\n', encoding="utf-8")
+    assert main(["anonymize", str(people(tmp_path)), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    listed = err.rsplit("--help): ", 1)[1].split(" and ")[0].split(", ")
+    assert "did you mean 'suppression'?" in err and len(listed) == 10 and " more" in err
+
+
+def test_the_formula_warning_names_at_most_ten_columns() -> None:
+    from kgen.report.publish import release_writer
+
+    columns = [f"c{i:02d}" for i in range(25)]
+    table = from_mapping({c: ["=1+1", "=2"] for c in columns})
+    warnings: list[str] = []
+    release_writer(table, {}, escape_formulas=False, strict=False, warn=warnings.append)
+    assert len(warnings) == 1 and "c09" in warnings[0] and "c10" not in warnings[0] and "and 15 more" in warnings[0]
+
+
+def test_columns_without_a_role_are_at_most_ten_warnings_and_the_report_keeps_all() -> None:
+    from kgen import Config, prepare
+    from kgen.run.roles import run_warnings, unnamed_columns
+
+    data = {"age": [str(20 + i % 3) for i in range(30)]} | {f"id{i:02d}": [f"{i}-{r}" for r in range(30)]
+                                                           for i in range(25)}
+    config = Config(qi=["age"], k=2)
+    table = prepare(data, config).table
+    warnings = run_warnings(table, config)
+    assert len(warnings) == 11 and warnings[-1].startswith("and 15 more columns")
+    assert len(unnamed_columns(table, config)) == 25
+
+
+def test_the_models_that_break_are_named_at_most_ten() -> None:
+    from kgen import Config, NoSolutionError, anonymize
+
+    sensitive = [f"s{i:02d}" for i in range(14)]
+    data = {"x": ["a", "a", "b", "b"]} | {s: ["1", "1", "1", "1"] for s in sensitive}
+    config = Config(qi=["x"], k=1, l=2, l_variant="entropy", sensitive=sensitive, suppression=0.0,
+                    hierarchies={"x": "flat"})
+    with pytest.raises(NoSolutionError) as caught:
+        anonymize(data, config)
+    text = str(caught.value)
+    assert "s09" in text and "s10" not in text and "and 4 more" in text
+
+
 def test_names_shown_keeps_short_lists_whole() -> None:
     assert names_shown(["a", "b"]) == "a, b"
     assert names_shown([str(i) for i in range(12)]) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more"
