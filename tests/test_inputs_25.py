@@ -42,6 +42,29 @@ def test_a_fifo_given_as_a_report_is_refused_at_once(tmp_path: Path, command: st
     assert "report.json" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("special", ["fifo", "device"])
+def test_a_fifo_or_device_given_to_verify_release_is_refused_at_once(tmp_path: Path, special: str, capsys) -> None:
+    """`apply --verify-release` hashed what it was given with a plain open: a FIFO waited for ever, /dev/zero
+    was read for ever."""
+    data = people(tmp_path)
+    release, report = tmp_path / "r.csv", tmp_path / "r.json"
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(release), "--report",
+                 str(report), "--quiet"]) == 0
+    target = tmp_path / "pipe"
+    if special == "fifo":
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/zero")
+    argv = ["apply", str(data), "--report", str(report), "--verify-release", str(target), "--output",
+            str(tmp_path / "o.csv")]
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(main(argv)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert done == [2], "the special file hung apply --verify-release"
+    assert "not a regular file" in capsys.readouterr().err and not (tmp_path / "o.csv").exists()
+
+
 def test_a_fifo_report_message_names_what_it_is(tmp_path: Path) -> None:
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)
@@ -325,6 +348,20 @@ def test_samarati_refuses_a_box_it_cannot_finish_without_a_limit() -> None:
     config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="samarati")
     with pytest.raises(InputError, match="without a limit"):
         anonymize(data, config)
+
+
+def test_the_cli_refuses_samarati_on_sixty_binary_qis_in_one_line(tmp_path: Path, capsys) -> None:
+    data, names = sixty_binary_qis()
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(names) + "\n" + "".join(",".join(data[n][r] for n in names) + "\n"
+                                                    for r in range(30)), encoding="utf-8")
+    started = time.process_time()
+    code = main(["anonymize", str(path), "--qi", ",".join(names), "--k", "2", "--suppression", "0.5",
+                 "--hierarchy", ",".join(f"{n}=flat" for n in names), "--algorithm", "samarati", "--output",
+                 str(tmp_path / "out.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "without a limit" in err
+    assert time.process_time() - started < 30 and not (tmp_path / "out.csv").exists()
 
 
 def test_certify_without_a_limit_on_a_huge_box_stops_at_its_default_and_reports_its_interval(monkeypatch) -> None:

@@ -29,7 +29,6 @@ def generated_table(path: Path, rows: int = 20_000) -> Path:
     return path
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("megabytes", [600, 700, 900])
 def test_a_run_under_an_address_space_limit_it_cannot_fit_is_exit_5_in_one_line(tmp_path: Path,
                                                                                megabytes: int) -> None:
