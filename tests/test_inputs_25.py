@@ -65,6 +65,32 @@ def test_a_fifo_or_device_given_to_verify_release_is_refused_at_once(tmp_path: P
     assert "not a regular file" in capsys.readouterr().err and not (tmp_path / "o.csv").exists()
 
 
+@pytest.mark.parametrize("role", ["--output", "--report"])
+def test_the_config_file_is_an_input_no_output_may_overwrite(tmp_path: Path, role: str, capsys) -> None:
+    """`--config run.toml --output run.toml` wrote the release over the configuration (exit 0)."""
+    data = people(tmp_path)
+    config = tmp_path / "run.toml"
+    config.write_text('qi = ["age", "sex"]\nk = 2\n', encoding="utf-8")
+    before = config.read_bytes()
+    argv = ["anonymize", str(data), "--config", str(config), "--quiet", role, str(config)]
+    if role == "--report":
+        argv += ["--output", str(tmp_path / "out.csv")]
+    assert main(argv) == 2
+    assert "is an input of this run" in capsys.readouterr().err and config.read_bytes() == before
+
+
+def test_apply_never_writes_over_its_config_file(tmp_path: Path, capsys) -> None:
+    data = people(tmp_path)
+    report = tmp_path / "r.json"
+    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "r.csv"),
+                 "--report", str(report), "--quiet"]) == 0
+    config = tmp_path / "apply.toml"
+    config.write_text(f'report = "{report}"\n', encoding="utf-8")
+    before = config.read_bytes()
+    assert main(["apply", str(data), "--config", str(config), "--output", str(config)]) == 2
+    assert "is an input of this run" in capsys.readouterr().err and config.read_bytes() == before
+
+
 def test_a_fifo_report_message_names_what_it_is(tmp_path: Path) -> None:
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)
