@@ -91,6 +91,17 @@ def test_apply_never_writes_over_its_config_file(tmp_path: Path, capsys) -> None
     assert "is an input of this run" in capsys.readouterr().err and config.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["mondrian", "mondrian-check"])
+def test_mondrian_says_a_fifo_is_a_fifo_not_a_missing_file(tmp_path: Path, command: str, capsys) -> None:
+    pytest.importorskip("pandas")
+    fifo = tmp_path / "data.csv"
+    os.mkfifo(fifo)
+    argv = {"mondrian": ["mondrian", str(fifo), "--qi", "age", "--k", "2", "--output", str(tmp_path / "m.csv")],
+            "mondrian-check": ["mondrian-check", str(fifo), str(people(tmp_path)), "--qi", "age", "--k", "2"]}
+    assert main(argv[command]) == 2
+    assert "is a named pipe (FIFO), not a regular file" in capsys.readouterr().err
+
+
 def test_a_fifo_report_message_names_what_it_is(tmp_path: Path) -> None:
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)
