@@ -129,6 +129,17 @@ def test_a_bad_lock_timeout_is_an_error_before_the_search(tmp_path: Path, capsys
     assert time.monotonic() - started < 60
 
 
+def test_a_bad_workers_timeout_is_an_error_before_any_work(tmp_path: Path, capsys, monkeypatch) -> None:
+    """KGEN_WORKERS_TIMEOUT was read only when a Dask cluster started, after the data was read and prepared."""
+    monkeypatch.setenv("KGEN_WORKERS_TIMEOUT", "soon")
+    import kgen.cli.console as console
+
+    monkeypatch.setattr(console, "read_table", lambda *a: pytest.fail("the data was read"))
+    assert main(["anonymize", str(people(tmp_path)), "--qi", "age", "--k", "2", "--output",
+                 str(tmp_path / "out.csv"), "--quiet"]) == 2
+    assert "KGEN_WORKERS_TIMEOUT" in capsys.readouterr().err
+
+
 def test_an_unknown_column_lists_at_most_ten_names() -> None:
     table = from_mapping({f"column_{i:05d}": ["1"] for i in range(10_000)})
     with pytest.raises(InputError) as error:

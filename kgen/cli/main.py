@@ -28,7 +28,7 @@ from kgen.cli.options import (
 from kgen.io import files
 from kgen.report import provenance
 from kgen.run.pipeline import Interrupted
-from kgen.runners.parallel import stop_local_workers
+from kgen.runners.parallel import default_workers_timeout, stop_local_workers
 from kgen.status import ExitCode
 from kgen.version import version
 from lattice.errors import InputError
@@ -169,6 +169,7 @@ def run_command(argv: Sequence[str] | None) -> int:
             fill_from_config(args, from_config)
             args.invocation = provenance.command_invocation(provenance.command_line(argv), config_file)
             files.lock_timeout()  # the environment's settings are checked before any work
+            default_workers_timeout()  # (a bad KGEN_WORKERS_TIMEOUT failed only once a Dask cluster started)
             return args.run(args)
         except Interrupted as stop:
             if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
