@@ -31,14 +31,17 @@ LATER_IMPORTS = 720 * MIB
 THREAD_STACK = 8 * MIB  # what a thread reserves when the stack limit is unlimited (glibc's default)
 BLAS_BUFFER = 32 * MIB  # what scipy's OpenBLAS allocates per core when it starts (it retries for ever if refused)
 EXTRA_THREADS = 4  # the reader's pool and the progress and signal threads, beside pyarrow's one per core
-# The table: per byte of CSV, the reader's blocks and the dictionary-encoded columns; per row, each QI's
-# codes at every level and the evaluator's class keys. Calibrated with the 40-row run: 400,000 rows of five
-# QIs (7.5 MB) need about 90 MiB more address space.
-VIRTUAL_PER_BYTE = 10
-PER_ROW_AND_QI = 8
+# The table: per row, each QI's codes at every level, the evaluator's class keys and their temporaries; per
+# byte of CSV, the reader's blocks. Calibrated on `ulimit -v` runs of main (results/memory-limits.md): 400,000
+# rows x 5 QIs need about 1,075 MiB, 1,000,000 rows x 5 QIs about 1,225 MiB, against 985 MiB for 40 rows; the
+# estimate is 2 to 4 % above (a run refused near its limit, rather than one that aborts or hangs).
+VIRTUAL_PER_BYTE = 1
+PER_ROW_AND_QI = 48
 PER_ROW = 16
-RESIDENT_PER_BYTE = 6  # the ingest peak is 5x the file in resident memory (docs/input-errors.md)
-LATER_RESIDENT = 120 * MIB  # resident memory of the later imports
+# Touched memory: the ingest and prepare peak is 5x the file (docs/input-errors.md: 2,000,000 rows, 70 MB,
+# 347 MiB), and the later imports add about 75 MiB.
+RESIDENT_PER_BYTE = 5
+LATER_RESIDENT = 100 * MIB
 PARQUET_CELL = 16  # bytes per cell of a Parquet table once read into memory (its file is compressed)
 SAMPLE = 1 << 20  # the bytes of a CSV read to estimate its rows
 UNLIMITED = 1 << 62  # cgroup v1 writes "no limit" as a number near 2^63
@@ -156,7 +159,7 @@ def estimate(table: Size, qis: int) -> Need:
     virtual, resident = process_size()
     rows = table.rows * (PER_ROW + qis * PER_ROW_AND_QI)
     return Need(virtual + LATER_IMPORTS + thread_reserve() + VIRTUAL_PER_BYTE * table.data + rows,
-                resident + LATER_RESIDENT + RESIDENT_PER_BYTE * table.data + rows)
+                resident + LATER_RESIDENT + RESIDENT_PER_BYTE * table.data)
 
 
 def shortfall(need: Need, limits: list[Limit]) -> tuple[Limit, int] | None:
