@@ -60,6 +60,7 @@ def run_apply(args: argparse.Namespace) -> int:
     saved = applying.load_report(args.report)
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
+    protected += [args.config] if getattr(args, "config", None) else []  # the --config file is an input too
     for target in (output, report):
         check_target(target, protected)
     if args.verify_release:

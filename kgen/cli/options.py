@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import re
 import textwrap
@@ -23,7 +24,7 @@ from kgen.report.risk import DEFAULT_UNIQUENESS_MODEL, UNIQUENESS_MODELS
 from kgen.run.config import Config
 from kgen.runners.parallel import CONNECT_TIMEOUT
 from kgen.status import ArgumentError
-from lattice.errors import InputError
+from lattice.errors import InputError, names_shown
 
 
 class Parser(argparse.ArgumentParser):
@@ -342,8 +343,10 @@ def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> t
         key = raw_key.replace("_", "-")
         action = by_key.get(key)
         if action is None:
-            raise InputError(f"unknown key {raw_key!r}; the keys are the long options of 'kgen {command_name}': "
-                             f"{', '.join(sorted(by_key))}", file=path)
+            near = difflib.get_close_matches(key, list(by_key), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise InputError(f"unknown key {raw_key!r}; {hint}the keys are the long options of 'kgen {command_name}' "
+                             f"(kgen {command_name} --help): {names_shown(sorted(by_key))}", file=path)
         values[action.dest] = config_value(action, raw_key, value, path)
         action.required = False
         if not action.option_strings:  # the positional input: optional once the file names it

@@ -20,6 +20,7 @@ from kgen.report import risk as risking
 from kgen.report.risk import risk_report, validate_fraction, validate_threshold
 from kgen.run import apply as applying
 from kgen.run import pipeline as api
+from kgen.runners.memory import check_fits
 from lattice.errors import InputError
 
 
@@ -66,6 +67,7 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
 
 def run_risk(args: argparse.Namespace) -> int:
     """`kgen risk`: the risk figures of docs/risk.md for any table."""
+    check_fits(args.input, len(args.qi or []))  # a run the memory limits cannot hold is refused first (exit 5)
     figures = run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
                           args.sampling_fraction, args.uniqueness_model)
     print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))

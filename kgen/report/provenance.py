@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kgen.io.files import read_json
+from kgen.io.files import open_input, read_json
 from kgen.status import ChecksumError, ExitCode
 from kgen.version import version
 from lattice.errors import InputError
@@ -34,9 +34,10 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    """SHA-256 of a file's bytes, read in 1 MiB chunks; a regular file only (a FIFO given to
+    `apply --verify-release` waited for ever, a device was read for ever)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         for block in iter(lambda: handle.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -179,17 +180,26 @@ def cut_point_table(table: Table, config: Config) -> CutPointTable:
     return CutPointTable(list(config.qi), orders, oracle)
 
 
-def with_cut_points(table: Table, config: Config) -> Config:
+def with_cut_points(table: Table, config: Config, progress: Callable[[int, object], None] | None = None) -> Config:
     """Run k-Optimize on the table; the configuration with its one-level interval hierarchies and its outcome
-    (for the search "k-optimize", which releases that node). The limits of `config` bound the search; when
-    one stops it, the best set found so far is released and the report says how it stopped."""
+    (for the search "k-optimize", which releases that node). The limits of `config` bound the search (without
+    one, DEFAULT_SECONDS); when one stops it, the best set found so far is released and the report says how it
+    stopped. `progress` is told of each costing as a lattice search's progress is (`kgen.run.pipeline.search`:
+    `begin` with the limits, then `progress(costings, best)`, then `close`), so the bar moves here too."""
     start = time.perf_counter()
     cut_table = cut_point_table(table, config)
+    limit = config.time_limit if config.time_limit is not None or config.max_evaluations else DEFAULT_SECONDS
+    begin, close = getattr(progress, "begin", None), getattr(progress, "close", None)
+    if begin is not None:
+        begin(config.max_evaluations, limit, None)
     try:
-        limit = config.time_limit if config.time_limit is not None or config.max_evaluations else DEFAULT_SECONDS
-        result = KOptimize().run(CutProblem(cut_table.oracle), Limits(config.max_evaluations, limit))
+        result = KOptimize().run(CutProblem(cut_table.oracle), Limits(config.max_evaluations, limit,
+                                                                      on_progress=progress))
     except ValueError as error:
         raise InputError(f"k-optimize: {error}; coarsen the QIs with many distinct values first") from None
+    finally:
+        if close is not None:
+            close()
     best = result.best
     assert best is not None  # the empty set (one interval per QI) is feasible since k <= n
     cuts = frozenset(best.node)
