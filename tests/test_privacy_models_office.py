@@ -16,11 +16,13 @@ from fitness.models import KAnonymity
 from fitness.partition import Partition
 from fitness.privacy.average_risk import AverageRisk, average_prosecutor_risk
 from fitness.privacy.disclosure import DeltaDisclosure, largest_disclosure
+from fitness.privacy.hierarchical_t import HierarchicalTCloseness
 from fitness.privacy.kmap import KMap, derived_k
 from fitness.privacy.likeness import BetaLikeness, largest_gains
 from kgen import Config, prepare
 from kgen.check.rules import average_risk as risk_rule
 from kgen.check.rules import disclosure as disclosure_rule
+from kgen.check.rules import hierarchical_t as hierarchical_rule
 from kgen.check.rules import kmap as kmap_rule
 from kgen.check.rules import likeness as likeness_rule
 from lattice.errors import InputError
@@ -208,7 +210,7 @@ def small_problems(draw):
     qis = list(columns)
     columns["s"] = [draw(st.sampled_from("xyz")) for _ in range(n)]
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
-    model = draw(st.sampled_from(["risk", "kmap", "beta", "beta-enhanced", "delta"]))
+    model = draw(st.sampled_from(["risk", "kmap", "beta", "beta-enhanced", "delta", "tree"]))
     return columns, qis, suppression, model, draw(st.integers(0, 3))
 
 
@@ -217,12 +219,20 @@ def models_of(name: str, choice: int) -> list:
         return [KAnonymity(1), AverageRisk((0.2, 0.34, 0.5, 0.75)[choice])]
     if name == "kmap":
         return [KAnonymity(1), KMap((2, 3, 5, 10)[choice], (0.5, 0.1, 0.3, 0.2)[choice], ESTIMATORS[choice % 2])]
+    if name == "tree":
+        return [KAnonymity(1), HierarchicalTCloseness("s", (0.1, 0.2, 0.3, 0.5)[choice], xyz_hierarchy())]
     if name == "delta":
         return [KAnonymity(1), DeltaDisclosure("s", (0.5, 1.0, 1.6, 3.0)[choice])]
     return [KAnonymity(1), BetaLikeness("s", (0.5, 1.0, 2.0, 4.0)[choice], name.partition("-")[2] or "basic")]
 
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
+
+
+def xyz_hierarchy():
+    from lattice.hierarchy import Hierarchy
+
+    return Hierarchy.from_rows("s", [["x", "G", "*"], ["y", "G", "*"], ["z", "H", "*"]])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -242,3 +252,50 @@ def test_every_exact_search_finds_exhaustives_optimum_under_each_model(case) -> 
         found = search.run(prepared.problem(), Limits())
         assert found.stopped == "complete", (search, found.stopped)
         assert (None if found.best is None else found.best.loss) == expected, search
+
+
+# --- t-closeness with the hierarchical distance --------------------------------------------------------------
+
+def abcd_hierarchy():
+    from lattice.hierarchy import Hierarchy
+
+    return Hierarchy.from_rows("s", [["a", "X", "*"], ["b", "X", "*"], ["c", "Y", "*"], ["d", "Y", "*"]])
+
+
+def test_hierarchical_distance_is_the_emd_on_the_hierarchy() -> None:
+    # a, b under X; c, d under Y; the table holds each twice (q = 1/4 each). By hand, the cheapest transport:
+    # {a}: .25 to b within X (distance 1/2), .5 to c, d across (1): .125 + .5 = .625
+    # {a, c}: .25 a -> b and .25 c -> d, both within a group: .25
+    # {b, b, c, d, d} (p = 0, .4, .2, .4): .15 b -> a and .05 d -> c within (1/2), .1 d -> a across: .2
+    values, rows = ["a", "a", "c", "b", "b", "c", "d", "d"], np.array([0, 1, 1, 2, 2, 2, 2, 2])
+    table, partition = sensitive_table(values), Partition(np.bincount(rows), rows)
+    model = HierarchicalTCloseness("s", 0.25, abcd_hierarchy())
+    assert model.distances(partition, table).tolist() == pytest.approx([0.625, 0.25, 0.2])
+    assert model.violating(partition, table).tolist() == [True, False, False]
+    assert HierarchicalTCloseness("s", 0.2, abcd_hierarchy()).violating(partition, table).tolist() == [True, True,
+                                                                                                     False]
+    assert hierarchical_rule.distances(rows, values, abcd_hierarchy().paths).tolist() == pytest.approx(
+        [0.625, 0.25, 0.2])
+    assert hierarchical_rule.breaking(rows, values, abcd_hierarchy().paths, 0.2).tolist() == [True, True, False]
+
+
+def test_hierarchical_t_closeness_names_a_value_its_hierarchy_lacks() -> None:
+    table = sensitive_table(["a", "e"])
+    with pytest.raises(InputError, match="'e'"):
+        HierarchicalTCloseness("s", 0.2, abcd_hierarchy()).violating(Partition(np.array([2]), np.zeros(2, int)), table)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from("abcd")), min_size=1, max_size=40))
+def test_the_checker_and_the_model_compute_the_same_measures_on_random_classes(pairs) -> None:
+    classes, values = [c for c, _ in pairs], [v for _, v in pairs]
+    rows = np.unique(classes, return_inverse=True)[1].reshape(-1)
+    table, partition = sensitive_table(values), Partition(np.bincount(rows), rows)
+    model = HierarchicalTCloseness("s", 0.3, abcd_hierarchy())
+    assert hierarchical_rule.distances(rows, values, abcd_hierarchy().paths).tolist() == pytest.approx(
+        model.distances(partition, table).tolist())
+    assert disclosure_rule.disclosure(rows, values).tolist() == pytest.approx(
+        largest_disclosure(partition, table, "s").tolist())
+    for beta, variant in ((0.5, "basic"), (1.0, "enhanced"), (3.0, "basic")):
+        assert likeness_rule.breaking(rows, values, beta, variant).tolist() == BetaLikeness(
+            "s", beta, variant).violating(partition, table).tolist()
