@@ -111,7 +111,7 @@ def test_k_map_is_k_prime_anonymity_on_class_sizes() -> None:
     model = KMap(5, 0.1, "zero-truncated-poisson")
     assert model.min_class_size == model.count_rule.min_rows == 4
     assert model.violating(sized(3, 4, 9), EMPTY).tolist() == [True, False, False]
-    assert model.describe() == {"model": "k-map", "k": 5, "sampling_fraction": 0.1,
+    assert model.describe() == {"model": "k-map", "k_map": 5, "sampling_fraction": 0.1,
                                 "estimator": "zero-truncated-poisson", "significance": 0.01, "derived_k": 4,
                                 "type1_error": pytest.approx(0.0044517, abs=1e-6)}
 

@@ -14,14 +14,17 @@ merging two classes never adds a released class nor removes a released row (docs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, is_real
+from fitness.models import TOLERANCE, CountRule, MeasureRule
+from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
 from lattice.errors import InputError
 
 
@@ -84,3 +87,21 @@ class AverageRisk:
 
     def describe(self) -> dict:
         return {"model": self.name, **self.params}
+
+
+def summary(d: Mapping[str, object]) -> str:
+    return f"average re-identification risk <= {d.get('max_average_risk')} (classes / released rows)"
+
+
+FAMILY = ModelFamily(
+    name="average-risk",
+    parameters=(
+        Parameter("max_average_risk", Constraint("max-average-risk", "real", low=0.0, high=1.0, above=True,
+                                                 optional=True), metavar="R",
+                  help="a threshold on the mean prosecutor risk of the released records (classes / released "
+                       "rows, `kgen risk`'s mean): the smallest classes are suppressed until it is met"),
+    ),
+    build=lambda values, sensitive: [AverageRisk(values["max_average_risk"])],  # type: ignore[arg-type]
+    read=lambda d: AverageRisk(d.get("max_average_risk")),  # type: ignore[arg-type]
+    summary=summary, order=60,
+)

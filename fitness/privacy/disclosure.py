@@ -13,14 +13,17 @@ break the bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, is_real, reference_distribution, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, reference_distribution, value_counts
+from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
 from lattice.errors import InputError
 
 
@@ -70,3 +73,25 @@ class DeltaDisclosure:
 
     def describe(self) -> dict:
         return {"model": self.name, **self.params}
+
+
+def read(d: Mapping[str, object]) -> DeltaDisclosure:
+    column = d.get("sensitive")
+    if not isinstance(column, str) or not column:
+        raise InputError(f"a delta-disclosure model must name its sensitive column, got {column!r}")
+    return DeltaDisclosure(column, d.get("delta"))  # type: ignore[arg-type]
+
+
+FAMILY = ModelFamily(
+    name="delta-disclosure",
+    parameters=(
+        Parameter("delta_disclosure", Constraint("delta of delta-disclosure", "real", low=0.0, above=True,
+                                                 optional=True), metavar="D",
+                  help="delta-disclosure privacy on every sensitive column: |log2(p(s|class) / p(s))| < D for every "
+                       "value in a class"),
+    ),
+    build=lambda values, sensitive: [DeltaDisclosure(c, values["delta_disclosure"]) for c in sensitive],  # type: ignore[arg-type]
+    read=read,
+    summary=lambda d: f"delta-disclosure privacy on {d.get('sensitive')}, delta = {d.get('delta')}",
+    per_sensitive=True, order=35,
+)

@@ -20,7 +20,8 @@ from typing import ClassVar
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, is_real, sensitive_column, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, sensitive_column, value_counts
+from fitness.parameters import is_real
 from fitness.partition import Partition
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy

@@ -18,14 +18,17 @@ the type-1 error 1 - (the probability reached), which ARX reports as well.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import CountRule, MeasureRule, is_real, require_whole
+from fitness.models import CountRule, MeasureRule
+from fitness.parameters import Constraint, is_real, require_whole
 from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
 from lattice.errors import InputError
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
@@ -118,7 +121,7 @@ class KMap:
 
     @property
     def params(self) -> dict:
-        return {"k": self.k, "sampling_fraction": self.sampling_fraction, "estimator": self.estimator,
+        return {"k_map": self.k, "sampling_fraction": self.sampling_fraction, "estimator": self.estimator,
                 "significance": self.significance, "derived_k": self.derived_k, "type1_error": self.derived[1]}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
@@ -127,3 +130,40 @@ class KMap:
 
     def describe(self) -> dict:
         return {"model": self.name, **self.params}
+
+
+def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[KMap]:
+    if values.get("sampling_fraction") is None:
+        raise InputError("--k-map needs --sampling-fraction F (sample rows / population rows): the population's "
+                         "class sizes are estimated from the sample")
+    return [KMap(values["k_map"], values["sampling_fraction"], str(values["k_map_estimator"]),  # type: ignore[arg-type]
+                 values["k_map_significance"])]  # type: ignore[arg-type]
+
+
+def read(d: Mapping[str, object]) -> KMap:
+    return KMap(d.get("k_map"), d.get("sampling_fraction"), str(d.get("estimator", "poisson")),  # type: ignore[arg-type]
+                d.get("significance", DEFAULT_SIGNIFICANCE))  # type: ignore[arg-type]
+
+
+def summary(d: Mapping[str, object]) -> str:
+    return (f"{d.get('k_map')}-map (sampling fraction {d.get('sampling_fraction')}, {d.get('estimator')}): "
+            f"classes >= {d.get('derived_k')} rows")
+
+
+FAMILY = ModelFamily(
+    name="k-map",
+    parameters=(
+        Parameter("k_map", Constraint("k of k-map", "whole", low=1, optional=True), metavar="K",
+                  help="k-map: every released class matches >= K population records, estimated from the sample "
+                       "(needs --sampling-fraction)"),
+        Parameter("sampling_fraction", Constraint("sampling fraction", "real", low=0.0, high=1.0, above=True,
+                                                  optional=True), metavar="F",
+                  help="sample rows / population rows, for --k-map's estimate"),
+        Parameter("k_map_estimator", Constraint("k-map estimator", "choice", choices=ESTIMATORS), default="poisson",
+                  help="how k-map estimates population class sizes (ARX's): poisson or zero-truncated-poisson"),
+        Parameter("k_map_significance", Constraint("k-map significance", "real", low=0.0, high=1.0),
+                  default=DEFAULT_SIGNIFICANCE, metavar="A",
+                  help="k-map's significance level: the accepted chance that a class matches fewer than K"),
+    ),
+    build=build, read=read, summary=summary, order=55,
+)

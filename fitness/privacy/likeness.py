@@ -14,14 +14,17 @@ suppressed at one node can merge above it into a released class that breaks the 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, is_real, reference_distribution, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, reference_distribution, value_counts
+from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
 from lattice.errors import InputError
 
 VARIANTS = ("basic", "enhanced")
@@ -85,3 +88,27 @@ class BetaLikeness:
 
     def describe(self) -> dict:
         return {"model": self.name, **self.params}
+
+
+def read(d: Mapping[str, object]) -> BetaLikeness:
+    column = d.get("sensitive")
+    if not isinstance(column, str) or not column:
+        raise InputError(f"a beta-likeness model must name its sensitive column, got {column!r}")
+    return BetaLikeness(column, d.get("beta"), str(d.get("variant", "basic")))  # type: ignore[arg-type]
+
+
+FAMILY = ModelFamily(
+    name="beta-likeness",
+    parameters=(
+        Parameter("beta_likeness", Constraint("beta of beta-likeness", "real", low=0.0, above=True, optional=True),
+                  metavar="B", help="beta-likeness on every sensitive column: no value's share in a class exceeds "
+                                    "its share in the table by more than B relative"),
+        Parameter("beta_variant", Constraint("beta-likeness variant", "choice", choices=VARIANTS), default="basic",
+                  help="basic (bound B) or enhanced (bound min(B, -ln p(s)))"),
+    ),
+    build=lambda values, sensitive: [BetaLikeness(c, values["beta_likeness"], str(values["beta_variant"]))  # type: ignore[arg-type]
+                                     for c in sensitive],
+    read=read,
+    summary=lambda d: f"{d.get('variant', 'basic')} beta-likeness on {d.get('sensitive')}, beta = {d.get('beta')}",
+    per_sensitive=True, order=30,
+)

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from kgen.check.rules import CheckRule
+from lattice.errors import InputError
 
 TOLERANCE = 1e-9  # equal to the threshold meets it
 
@@ -17,3 +22,30 @@ def mean_risk(released_sizes: np.ndarray) -> float:
 def breaks(released_sizes: np.ndarray, r: float) -> bool:
     """Whether the released classes' mean prosecutor risk is above r."""
     return bool(released_sizes.size > (r + TOLERANCE) * int(np.asarray(released_sizes).sum()))
+
+
+@dataclass(frozen=True)
+class MeanRiskRule:
+    """The released classes' mean prosecutor risk is at most r. The classes it marks as breaking are the fewest
+    smallest ones whose suppression would bring it to r (none when it holds), the `*` rows left out."""
+
+    r: float
+    column: None = None
+
+    def validate(self) -> None:
+        if not 0.0 < self.r <= 1.0:
+            raise InputError(f"--max-average-risk must be in (0, 1], got {self.r}")
+
+    def breaking(self, table: object, classes: np.ndarray, sizes: np.ndarray, cache: dict) -> np.ndarray:
+        released = np.bincount(classes[~cache["starred"]], minlength=sizes.size)
+        present = np.flatnonzero(released)
+        out = np.zeros(sizes.size, dtype=bool)
+        order = present[np.argsort(released[present], kind="stable")]
+        for count in range(order.size + 1):  # the fewest smallest classes whose removal meets r
+            if not breaks(released[order[count:]], self.r):
+                out[order[:count]] = True
+                break
+        return out
+
+
+RULE = CheckRule("average-risk", read=lambda d, dropped: MeanRiskRule(float(d["max_average_risk"])))

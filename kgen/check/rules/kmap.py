@@ -5,6 +5,9 @@ docs/privacy-models.md), independently of the model's own derivation."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+
+from kgen.check.rules import CheckRule
 
 
 def _pmf(x: int, lam: float) -> float:
@@ -30,3 +33,12 @@ def derived_k(k: int, sampling_fraction: float, estimator: str, significance: fl
         if mass >= goal:
             break
     return min(k, c)
+
+
+def least_size(d: Mapping) -> int:
+    """k' for a saved k-map description, derived again here (the description's own `derived_k` is not read)."""
+    return derived_k(int(d["k_map"]), float(d["sampling_fraction"]), str(d.get("estimator", "poisson")),
+                     float(d.get("significance", 0.01)))
+
+
+RULE = CheckRule("k-map", read=lambda d, dropped: None, least_size=least_size)
