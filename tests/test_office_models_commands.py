@@ -107,7 +107,8 @@ def test_each_model_is_a_config_field_and_a_run_toml_key(adult_sample: Path, adu
     (["--delta-disclosure", "-1"], "delta"),
 ])
 def test_bad_parameters_are_one_line_input_errors(adult_sample: Path, adult_dir: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture, flags: list[str], message: str) -> None:
+                                                  capsys: pytest.CaptureFixture, flags: list[str],
+                                                  message: str) -> None:
     code = main(["anonymize", str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--output",
                  str(tmp_path / "o.csv"), *flags])
     error = capsys.readouterr().err
