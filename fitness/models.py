@@ -115,6 +115,11 @@ class PrivacyModel(Protocol):
     measure_rule : MeasureRule or None
         The model as a per-class measure and a bound for array kernels; None for a count rule or a model an
         array kernel cannot evaluate (the device evaluator then falls back to the CPU).
+
+    A model may also declare `sample_based = True` (absent means False): it judges the released classes
+    together, not one at a time (ARX's sample-based criteria, e.g. an average-risk threshold). The evaluator
+    then asks it last, `enforce(partition, table, suppressed) -> mask`, with the classes the per-class models
+    suppress, for the further classes to suppress (`fitness.privacy.average_risk`).
     """
 
     name: str
