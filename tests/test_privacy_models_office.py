@@ -303,3 +303,19 @@ def test_the_checker_and_the_model_compute_the_same_measures_on_random_classes(p
     for beta, variant in ((0.5, "basic"), (1.0, "enhanced"), (3.0, "basic")):
         assert likeness_rule.breaking(rows, values, beta, variant).tolist() == BetaLikeness(
             "s", beta, variant).violating(partition, table).tolist()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_problems(), st.integers(1, 3))
+def test_the_bitset_kernel_evaluates_every_node_as_the_fast_kernel_does(case, k: int) -> None:
+    columns, qis, suppression, name, choice = case
+    models = [KAnonymity(k)] + models_of(name, choice)[1:]
+    try:
+        fast = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"]), models)
+        bitset = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"], kernel="bitset"),
+                         models)
+    except NoSolutionError:
+        return
+    for node in fast.box.nodes():
+        assert bitset.evaluator.feasible(node) == fast.evaluator.evaluate(node).feasible
+        assert bitset.evaluator.evaluate(node) == fast.evaluator.evaluate(node)
