@@ -73,6 +73,9 @@ def test_average_risk_suppresses_the_fewest_rows_of_any_choice(sizes: list[int],
     assert int(partition.sizes[chosen].sum()) == best
     assert risk_rule.breaks(kept, r) is False
     assert risk_rule.mean_risk(kept) == average_prosecutor_risk(kept)
+    rows = np.repeat(np.arange(len(sizes)), sizes)  # the checker's rule on the same classes marks as many rows
+    marked = risk_rule.MeanRiskRule(r).breaking(None, rows, partition.sizes, {"starred": np.zeros(rows.size, bool)})
+    assert int(partition.sizes[marked].sum()) == best
 
 
 def test_average_risk_refuses_a_threshold_outside_0_1() -> None:

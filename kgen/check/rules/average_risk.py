@@ -41,10 +41,10 @@ class MeanRiskRule:
         present = np.flatnonzero(released)
         out = np.zeros(sizes.size, dtype=bool)
         order = present[np.argsort(released[present], kind="stable")]
-        for count in range(order.size + 1):  # the fewest smallest classes whose removal meets r
-            if not breaks(released[order[count:]], self.r):
-                out[order[:count]] = True
-                break
+        # after removing the `count` smallest classes: order.size - count classes over the rows left
+        rows_left = released[order].sum() - np.concatenate(([0], np.cumsum(released[order])))
+        meets = order.size - np.arange(order.size + 1) <= (self.r + TOLERANCE) * rows_left
+        out[order[: int(np.argmax(meets))]] = True  # the last entry (nothing left) always meets r
         return out
 
 
