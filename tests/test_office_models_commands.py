@@ -160,3 +160,18 @@ def test_the_delta_disclosure_rule_fails_one_value_moved() -> None:
     d = {"model": "delta-disclosure", "delta": 1.0, "sensitive": "s"}
     assert verdict(release(meets), d) and not verdict(release(broken), d)
     assert verdict(release(broken), d | {"delta": 1.0 + 1e-6})  # strict: exactly 1 breaks, just above meets
+
+
+@pytest.mark.slow  # a local Dask cluster
+def test_a_partitioned_run_keeps_an_estimated_k_map_and_checks_k_prime(adult_sample: Path, adult_dir: Path,
+                                                                       tmp_path: Path) -> None:
+    """k-map estimated is a class-size rule, which the partitioned engine evaluates: it must be in the run's models
+    (it was once dropped there, leaving k alone) and the check of the parts must use k' (here 10 > k = 2)."""
+    pytest.importorskip("distributed")  # optional dependency: the partitioned engine runs on Dask
+    base = ["--qi", ",".join(QIS), "--k", "2", "--k-map", "10", "--sampling-fraction", "0.3", "--hierarchy-dir",
+            str(adult_dir), "--quiet"]
+    assert main(["anonymize", str(adult_sample), *base, "--partitioned", "--output", str(tmp_path / "parts")]) == 0
+    assert main(["anonymize", str(adult_sample), *base, "--output", str(tmp_path / "whole.csv")]) == 0
+    parts, whole = (json.loads((tmp_path / name).read_text()) for name in ("parts.json", "whole.json"))
+    assert parts["models"] == whole["models"] and parts["models"][1]["derived_k"] == 10
+    assert parts["node"] == whole["node"] and parts["smallest_class"] >= 10

@@ -32,7 +32,7 @@ VARIANTS = ("basic", "enhanced")
 
 def largest_gains(partition: Partition, table: EncodedTable, column: str) -> np.ndarray:
     """Per class, the largest relative gain (p(s|E) - p(s)) / p(s) over the values s it holds: the least
-    beta for which the class meets basic beta-likeness (the report's figure)."""
+    beta for which the class meets basic beta-likeness."""
     vc = value_counts(partition, table, column)
     qv = reference_distribution(table, column)[0][vc.value]
     out = np.full(partition.count, -np.inf)
