@@ -175,3 +175,12 @@ def test_a_partitioned_run_keeps_an_estimated_k_map_and_checks_k_prime(adult_sam
     parts, whole = (json.loads((tmp_path / name).read_text()) for name in ("parts.json", "whole.json"))
     assert parts["models"] == whole["models"] and parts["models"][1]["derived_k"] == 10
     assert parts["node"] == whole["node"] and parts["smallest_class"] >= 10
+
+
+def test_k_optimize_chooses_its_cut_points_for_k_prime(adult_sample: Path, tmp_path: Path) -> None:
+    """k-Optimize searches cut points for one least class size: an estimated k-map's k' (10 here), not k = 2."""
+    output = tmp_path / "ko.csv"
+    assert main(["anonymize", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--k-map", "10",
+                 "--sampling-fraction", "0.3", "--algorithm", "k-optimize", "--output", str(output), "--quiet"]) == 0
+    report = json.loads(output.with_suffix(".json").read_text())
+    assert report["suppressed"] == 0 and report["smallest_class"] >= 10 and report["verified"]["passed"]
