@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kgen import Config, anonymize, check_k_anonymity, from_mapping
@@ -184,3 +185,27 @@ def test_k_optimize_chooses_its_cut_points_for_k_prime(adult_sample: Path, tmp_p
                  "--sampling-fraction", "0.3", "--algorithm", "k-optimize", "--output", str(output), "--quiet"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
     assert report["suppressed"] == 0 and report["smallest_class"] >= 10 and report["verified"]["passed"]
+
+
+def test_the_reports_beta_and_delta_figures_equal_the_checkers(adult_sample: Path, adult_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """The privacy section's max_beta and max_delta_disclosure, from the run's classes, equal the independent
+    rules' figures on the written file (no row suppressed, so the file's classes are the run's)."""
+    from kgen.check.kanonymity import group_codes
+    from kgen.check.rules import disclosure, likeness
+    from kgen.io.table import read_csv
+
+    output = tmp_path / "out.csv"
+    assert main(["anonymize", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--sensitive", "salary-class",
+                 "--hierarchy-dir", str(adult_dir), "--algorithm", "bestfirst", "--output", str(output), "--quiet",
+                 "--beta-likeness", "0.8"]) == 0
+    report = json.loads(output.with_suffix(".json").read_text())
+    assert report["suppressed"] == 0
+    figures = report["privacy"][0]
+    released = read_csv(output)
+    classes = group_codes(released, QIS)
+    values = released.column("salary-class")
+    kept = np.ones(int(classes.max()) + 1, dtype=bool)
+    assert figures["max_beta"] == pytest.approx(likeness.largest_gain(classes, values, kept)) and \
+        figures["max_beta"] <= 0.8
+    assert figures["max_delta_disclosure"] == pytest.approx(float(disclosure.disclosure(classes, values).max()))

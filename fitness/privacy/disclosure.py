@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, reference_distribution, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, class_disclosure, reference_distribution, value_counts
 from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
@@ -29,12 +29,8 @@ from lattice.errors import InputError
 
 def largest_disclosure(partition: Partition, table: EncodedTable, column: str) -> np.ndarray:
     """Per class, the largest |log2(p(s|E) / p(s))| over the values s it holds (the class meets
-    delta-disclosure privacy for every delta above it: the report's figure)."""
-    vc = value_counts(partition, table, column)
-    qv = reference_distribution(table, column)[0][vc.value]
-    out = np.zeros(partition.count)
-    np.maximum.at(out, vc.cls, np.abs(np.log2(vc.count / vc.sizes[vc.cls] / qv)))
-    return out
+    delta-disclosure privacy for every delta above it: `fitness.models.class_disclosure`, the report's figure)."""
+    return class_disclosure(value_counts(partition, table, column), reference_distribution(table, column)[0])
 
 
 @dataclass(frozen=True)

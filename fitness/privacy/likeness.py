@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, reference_distribution, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, class_beta, reference_distribution, value_counts
 from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
@@ -32,12 +32,8 @@ VARIANTS = ("basic", "enhanced")
 
 def largest_gains(partition: Partition, table: EncodedTable, column: str) -> np.ndarray:
     """Per class, the largest relative gain (p(s|E) - p(s)) / p(s) over the values s it holds: the least
-    beta for which the class meets basic beta-likeness."""
-    vc = value_counts(partition, table, column)
-    qv = reference_distribution(table, column)[0][vc.value]
-    out = np.full(partition.count, -np.inf)
-    np.maximum.at(out, vc.cls, (vc.count / vc.sizes[vc.cls] - qv) / qv)
-    return out
+    beta for which the class meets basic beta-likeness (`fitness.models.class_beta`, the report's figure)."""
+    return class_beta(value_counts(partition, table, column), reference_distribution(table, column)[0])
 
 
 @dataclass(frozen=True)
