@@ -220,7 +220,7 @@ def small_problems(draw):
 
 def models_of(name: str, choice: int) -> list:
     if name == "risk":
-        return [KAnonymity(1), AverageRisk((0.2, 0.34, 0.5, 0.75)[choice])]
+        return [KAnonymity(1 + choice % 3), AverageRisk((0.2, 0.34, 0.5, 0.75)[choice])]  # after k, too
     if name == "kmap":
         return [KAnonymity(1), KMap((2, 3, 5, 10)[choice], (0.5, 0.1, 0.3, 0.2)[choice], ESTIMATORS[choice % 2])]
     if name == "tree":
