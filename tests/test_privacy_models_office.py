@@ -322,3 +322,12 @@ def test_the_bitset_kernel_evaluates_every_node_as_the_fast_kernel_does(case, k:
     for node in fast.box.nodes():
         assert bitset.evaluator.feasible(node) == fast.evaluator.evaluate(node).feasible
         assert bitset.evaluator.evaluate(node) == fast.evaluator.evaluate(node)
+
+
+def test_a_release_under_the_hierarchical_distance_is_refused_for_want_of_a_check_rule() -> None:
+    """No option or check rule yet (docs/privacy-models.md): publishing must refuse, not check it as t-closeness."""
+    from kgen.check.rules import rules_from_models
+
+    model = HierarchicalTCloseness("s", 0.2, abcd_hierarchy())
+    with pytest.raises(InputError, match="no independent check rule for the privacy model 'hierarchical-t-closeness'"):
+        rules_from_models([model.describe()], False)
