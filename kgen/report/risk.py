@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fitness.privacy.average_risk import average_prosecutor_risk
 from kgen.io.table import SUPPRESSED
 from lattice.errors import InputError
 
@@ -124,11 +125,11 @@ def record_risks(sizes: np.ndarray, threshold: float) -> dict:
     return {
         "prosecutor": {
             "max": 1.0 / float(sizes.min()),
-            "mean": sizes.size / n_r,  # (1/n_r) * sum over records of 1/|E| = classes / n_r
+            "mean": average_prosecutor_risk(sizes),  # the --max-average-risk model's own definition
             "records_above_threshold": float(above) / n_r,
             "rows_above_threshold": int(above),
         },
-        "marketer": sizes.size / n_r,
+        "marketer": average_prosecutor_risk(sizes),  # classes / n_r (SPEC section 10)
         "sample_uniques": uniques,
         "sample_uniques_share": uniques / n_r,
     }
