@@ -324,10 +324,11 @@ def test_the_bitset_kernel_evaluates_every_node_as_the_fast_kernel_does(case, k:
         assert bitset.evaluator.evaluate(node) == fast.evaluator.evaluate(node)
 
 
-def test_a_release_under_the_hierarchical_distance_is_refused_for_want_of_a_check_rule() -> None:
-    """No option or check rule yet (docs/privacy-models.md): publishing must refuse, not check it as t-closeness."""
+def test_a_release_under_the_hierarchical_distance_is_checked_by_its_own_rule() -> None:
+    """Never read as t-closeness with an unknown distance: its own rule, with the file the description names."""
     from kgen.check.rules import rules_from_models
 
     model = HierarchicalTCloseness("s", 0.2, abcd_hierarchy())
-    with pytest.raises(InputError, match="no independent check rule for the privacy model 'hierarchical-t-closeness'"):
-        rules_from_models([model.describe()], False)
+    (rule,) = rules_from_models([model.describe()], False)[1]
+    assert isinstance(rule, hierarchical_rule.HierarchicalRule) and rule.t == 0.2
+    assert rule.digest == hierarchical_rule.paths_digest(abcd_hierarchy().paths)

@@ -24,6 +24,10 @@ from fitness.models import PrivacyModel
 from fitness.parameters import Constraint
 from lattice.errors import InputError
 
+# The kinds of file a parameter may name (`Parameter.resource`), each read by kgen into the object `build` gets.
+RESOURCES = ("hierarchy",)
+STRICTER = ("higher", "lower")  # and, in `ModelFamily.stricter_keys` only, "derived": a figure not compared
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -45,6 +49,13 @@ class Parameter:
         The command-line value's name in the help.
     required : bool
         The command line must give it (k: a release's k is never a silent default there).
+    resource : str or None
+        A kind of `RESOURCES` ("hierarchy"): the value given (command line, run.toml, Config, the report) is a
+        file's path, which kgen reads into an object (a `lattice.hierarchy.Hierarchy`) before `build` and before
+        `read` (fitness reads no files); the report records the file's SHA-256, `kgen apply` re-reads it.
+    stricter : {"higher", "lower"} or None
+        Which way the parameter asks more of a release (k: higher; t: lower): `kgen check --report` accepts a
+        restatement that moves it that way. None: a restatement must give the report's value.
     """
 
     name: str
@@ -54,6 +65,8 @@ class Parameter:
     flag: str = ""
     metavar: str | None = None
     required: bool = False
+    resource: str | None = None
+    stricter: str | None = None
 
     @property
     def option(self) -> str:
@@ -85,6 +98,9 @@ class ModelFamily:
         `distinct` distinct values (None: it can); checked against the table before the search.
     order : int
         Where it comes in options, reports and summaries (k-anonymity first).
+    stricter_keys : tuple of (str, str)
+        For the description keys that are not named as a parameter (t-closeness saves `t` for `t_closeness`),
+        the way that asks more ("higher" | "lower"), as `Parameter.stricter`.
     """
 
     name: str
@@ -95,6 +111,7 @@ class ModelFamily:
     per_sensitive: bool = False
     order: int = 50
     impossible: Callable[[Mapping[str, object], int], str | None] | None = None
+    stricter_keys: tuple[tuple[str, str], ...] = ()
 
     def asked(self, values: Mapping[str, object]) -> bool:
         """Whether `values` (by parameter name) ask for this family: its first parameter is set."""
@@ -108,9 +125,13 @@ def _discover() -> dict[str, ModelFamily]:
         if isinstance(family, ModelFamily):
             found.append(family)
     found.sort(key=lambda f: (f.order, f.name))
-    names = [p.name for f in found for p in f.parameters]
-    if len(set(names)) != len(names):
-        raise RuntimeError(f"two privacy model families declare the same parameter: {sorted(names)}")
+    declared: dict[str, Parameter] = {}
+    for p in (p for f in found for p in f.parameters):
+        if declared.setdefault(p.name, p) is not p:  # one declaration, shared by reference (`common`), is fine
+            raise RuntimeError(f"two privacy model families declare the parameter {p.name!r} apart; declare it once "
+                               "(fitness.privacy.common) and share it")
+        if p.resource not in (None, *RESOURCES) or p.stricter not in (None, *STRICTER):
+            raise RuntimeError(f"parameter {p.name!r}: unknown resource {p.resource!r} or stricter {p.stricter!r}")
     return {f.name: f for f in found}
 
 
@@ -118,8 +139,24 @@ FAMILIES: dict[str, ModelFamily] = _discover()
 
 
 def parameters() -> list[Parameter]:
-    """Every family's parameters, in registry order: Config's model fields and the report's model keys."""
-    return [p for family in FAMILIES.values() for p in family.parameters]
+    """Every family's parameters, in registry order, each once (a shared one at its first family): Config's
+    model fields and the report's model keys."""
+    return list({p.name: p for family in FAMILIES.values() for p in family.parameters}.values())
+
+
+def resource_parameters() -> list[Parameter]:
+    """The parameters whose value names a file kgen reads for the model (`Parameter.resource`)."""
+    return [p for p in parameters() if p.resource is not None]
+
+
+def stricter_direction(model: str) -> dict[str, str]:
+    """Per description key of `model`'s family, the way that asks more ("higher" | "lower"), from its
+    parameters' `stricter` and the family's `stricter_keys` (a description key that is not a parameter's
+    name, as t-closeness's `t`)."""
+    family = FAMILIES.get(model)
+    if family is None:
+        return {}
+    return {**{p.name: p.stricter for p in family.parameters if p.stricter}, **dict(family.stricter_keys)}
 
 
 def family_of(name: str) -> ModelFamily | None:

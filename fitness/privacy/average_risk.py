@@ -97,7 +97,7 @@ FAMILY = ModelFamily(
     name="average-risk",
     parameters=(
         Parameter("max_average_risk", Constraint("max-average-risk", "real", low=0.0, high=1.0, above=True,
-                                                 optional=True), metavar="R",
+                                                 optional=True), metavar="R", stricter="lower",
                   help="a threshold on the mean prosecutor risk of the released records (classes / released "
                        "rows, `kgen risk`'s mean): the smallest classes are suppressed until it is met"),
     ),

@@ -83,11 +83,12 @@ FAMILY = ModelFamily(
     parameters=(
         Parameter("delta_disclosure", Constraint("delta of delta-disclosure", "real", low=0.0, above=True,
                                                  optional=True), metavar="D",
+                  stricter="lower",
                   help="delta-disclosure privacy on every sensitive column: |log2(p(s|class) / p(s))| < D for every "
                        "value in a class"),
     ),
     build=lambda values, sensitive: [DeltaDisclosure(c, values["delta_disclosure"]) for c in sensitive],  # type: ignore[arg-type]
     read=read,
     summary=lambda d: f"delta-disclosure privacy on {d.get('sensitive')}, delta = {d.get('delta')}",
-    per_sensitive=True, order=35,
+    per_sensitive=True, order=35, stricter_keys=(("delta", "lower"),),
 )

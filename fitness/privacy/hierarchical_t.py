@@ -7,6 +7,11 @@ pos(N) and neg(N) the sums of its children's positive and negative extras (extra
 
     EMD = sum over nodes N of level(N) / H * min(pos(N), neg(N)).
 
+Asked for with `--t-closeness T --t-distance hierarchical --t-hierarchy FILE` (run.toml `t_hierarchy`, Config
+`t_hierarchy`): the file is an ARX hierarchy of the sensitive column(s), which kgen reads before the models are
+built (`Parameter.resource`); the description saves its path and the digest of its paths, so that `kgen apply`
+re-reads it and refuses a changed one, and the checker reads the same file itself.
+
 Nodes are told apart by their labels from their level up to the top, so the tree is a tree even when a label
 repeats under two parents. A class meets the model iff its EMD is at most t. Like the other t-closeness
 distances: monotone without suppression (EMD is convex in p), not with suppression.
@@ -14,6 +19,9 @@ distances: monotone without suppression (EMD is convex in p), not with suppressi
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -21,8 +29,9 @@ import numpy as np
 
 from fitness.encoding import EncodedTable
 from fitness.models import TOLERANCE, CountRule, MeasureRule, sensitive_column, value_counts
-from fitness.parameters import is_real
+from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
 
@@ -107,7 +116,8 @@ class HierarchicalTCloseness:
 
     @property
     def params(self) -> dict:
-        return {"t": self.t, "sensitive": self.column}
+        return {"t": self.t, "sensitive": self.column, "t_hierarchy": self.hierarchy.source,
+                "hierarchy_digest": paths_digest(self.hierarchy)}
 
     def distances(self, partition: Partition, table: EncodedTable) -> np.ndarray:
         """Per class, its hierarchical EMD to the whole table's distribution."""
@@ -132,3 +142,50 @@ class HierarchicalTCloseness:
 
     def describe(self) -> dict:
         return {"model": self.name, **self.params}
+
+
+def paths_digest(hierarchy: Hierarchy) -> str:
+    """SHA-256 of the hierarchy's generalization paths as canonical JSON (the digest reports record for QI
+    hierarchies): what tells `kgen apply` and the checker that the file they re-read is the one the run used."""
+    rows = sorted([str(k), [str(x) for x in v]] for k, v in hierarchy.paths.items())
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[HierarchicalTCloseness]:
+    if values.get("t_distance") != "hierarchical" or values.get("t_closeness") is None:
+        raise InputError("--t-hierarchy FILE is the ground distance of --t-closeness T --t-distance hierarchical; "
+                         "give both")
+    hierarchy = values["t_hierarchy"]
+    if not isinstance(hierarchy, Hierarchy):  # kgen reads the file before building (Parameter.resource)
+        raise InputError(f"t_hierarchy {hierarchy!r} was not read as a hierarchy")
+    return [HierarchicalTCloseness(column, values["t_closeness"], hierarchy)  # type: ignore[arg-type]
+            for column in sensitive]
+
+
+def read(d: Mapping[str, object]) -> HierarchicalTCloseness:
+    column, hierarchy = d.get("sensitive"), d.get("t_hierarchy")
+    if not isinstance(column, str) or not column:
+        raise InputError(f"a hierarchical t-closeness model must name its sensitive column, got {column!r}")
+    if not isinstance(hierarchy, Hierarchy):
+        raise InputError(f"t_hierarchy {hierarchy!r} was not read as a hierarchy")
+    saved = d.get("hierarchy_digest")
+    if saved is not None and saved != paths_digest(hierarchy):
+        raise InputError(f"t_hierarchy {hierarchy.source} is not the hierarchy the run used: its digest is "
+                         f"{paths_digest(hierarchy)[:16]}..., the report records {str(saved)[:16]}...")
+    return HierarchicalTCloseness(column, d.get("t"), hierarchy)  # type: ignore[arg-type]
+
+
+def summary(d: Mapping[str, object]) -> str:
+    return f"t-closeness (hierarchical distance, {d.get('t_hierarchy')}) on {d.get('sensitive')}, t = {d.get('t')}"
+
+
+FAMILY = ModelFamily(
+    name="hierarchical-t-closeness",
+    parameters=(
+        Parameter("t_hierarchy", Constraint("t-closeness hierarchy", "text", optional=True), metavar="FILE",
+                  resource="hierarchy",
+                  help="ARX hierarchy file of the sensitive column(s): the ground distance of --t-distance "
+                       "hierarchical"),
+    ),
+    build=build, read=read, summary=summary, per_sensitive=True, order=21, stricter_keys=(("t", "lower"),),
+)

@@ -24,6 +24,6 @@ def summary(d: Mapping[str, object]) -> str:
 FAMILY = ModelFamily(
     name="k-anonymity",
     parameters=(Parameter("k", Constraint("k", "whole", low=1), default=2, help="k of k-anonymity",
-                          required=True),),
+                          required=True, stricter="higher"),),
     build=build, read=read, summary=summary, order=0,
 )

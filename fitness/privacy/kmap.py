@@ -153,7 +153,7 @@ def summary(d: Mapping[str, object]) -> str:
 FAMILY = ModelFamily(
     name="k-map",
     parameters=(
-        Parameter("k_map", Constraint("k of k-map", "whole", low=1, optional=True), metavar="K",
+        Parameter("k_map", Constraint("k of k-map", "whole", low=1, optional=True), metavar="K", stricter="higher",
                   help="k-map: every released class matches >= K population records, estimated from the sample "
                        "(needs --sampling-fraction)"),
         Parameter("sampling_fraction", Constraint("sampling fraction", "real", low=0.0, high=1.0, above=True,
@@ -162,8 +162,10 @@ FAMILY = ModelFamily(
         Parameter("k_map_estimator", Constraint("k-map estimator", "choice", choices=ESTIMATORS), default="poisson",
                   help="how k-map estimates population class sizes (ARX's): poisson or zero-truncated-poisson"),
         Parameter("k_map_significance", Constraint("k-map significance", "real", low=0.0, high=1.0),
-                  default=DEFAULT_SIGNIFICANCE, metavar="A",
+                  default=DEFAULT_SIGNIFICANCE, metavar="A", stricter="lower",
                   help="k-map's significance level: the accepted chance that a class matches fewer than K"),
     ),
+    # k' and the type-1 error follow from the others (the checker derives k' again): not compared on their own
     build=build, read=read, summary=summary, order=55,
+    stricter_keys=(("significance", "lower"), ("derived_k", "derived"), ("type1_error", "derived")),
 )

@@ -41,10 +41,12 @@ def impossible(values: Mapping[str, object], distinct: int) -> str | None:
 FAMILY = ModelFamily(
     name="l-diversity",
     parameters=(
-        Parameter("l", Constraint("l", "real", optional=True), help="l of l-diversity on every sensitive column"),
+        Parameter("l", Constraint("l", "real", optional=True), stricter="higher",
+                  help="l of l-diversity on every sensitive column"),
         Parameter("l_variant", Constraint("l-diversity variant", "choice", choices=L_VARIANTS), default="distinct",
                   help="distinct, entropy or recursive (c, l)-diversity"),
-        Parameter("c", Constraint("c", "real", optional=True), help="c of recursive (c, l)-diversity"),
+        Parameter("c", Constraint("c", "real", optional=True), stricter="lower",
+                  help="c of recursive (c, l)-diversity"),
     ),
     build=build, read=read, summary=summary, per_sensitive=True, order=10, impossible=impossible,
 )

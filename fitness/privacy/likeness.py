@@ -106,5 +106,5 @@ FAMILY = ModelFamily(
                                      for c in sensitive],
     read=read,
     summary=lambda d: f"{d.get('variant', 'basic')} beta-likeness on {d.get('sensitive')}, beta = {d.get('beta')}",
-    per_sensitive=True, order=30,
+    per_sensitive=True, order=30, stricter_keys=(("beta", "lower"),),
 )

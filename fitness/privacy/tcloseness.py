@@ -11,6 +11,10 @@ from lattice.errors import InputError
 
 
 def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[PrivacyModel]:
+    if values["t_distance"] == "hierarchical":  # the hierarchical_t family builds it, from --t-hierarchy
+        if values.get("t_hierarchy") is None:
+            raise InputError("--t-distance hierarchical needs --t-hierarchy FILE (the sensitive column's hierarchy)")
+        return []
     return [t_closeness(column, values["t_closeness"], str(values["t_distance"]))  # type: ignore[arg-type]
             for column in sensitive]
 
@@ -32,8 +36,9 @@ FAMILY = ModelFamily(
     parameters=(
         Parameter("t_closeness", Constraint("t-closeness", "real", optional=True), metavar="T",
                   help="t of t-closeness on every sensitive column (EMD to the whole table's distribution)"),
-        Parameter("t_distance", Constraint("t-closeness distance", "choice", choices=DISTANCES), default="equal",
-                  help="ground distance of t-closeness: equal (categories) or ordered (numbers, else label order)"),
+        Parameter("t_distance", Constraint("t-closeness distance", "choice", choices=(*DISTANCES, "hierarchical")),
+                  default="equal", help="ground distance of t-closeness: equal (categories), ordered (numbers, else "
+                  "label order) or hierarchical (with --t-hierarchy)"),
     ),
-    build=build, read=read, summary=summary, per_sensitive=True, order=20,
+    build=build, read=read, summary=summary, per_sensitive=True, order=20, stricter_keys=(("t", "lower"),),
 )

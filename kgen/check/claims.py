@@ -111,22 +111,25 @@ def claims_of(report: Mapping, source: str) -> Claims:
                   missing=[str(t) for t in report.get("missing", [])], models=models)
 
 
-# Per model family, its parameters where a larger value asks more (+1) or less (-1) of a release; any other
-# parameter must be restated as the report has it. A family not listed is comparable only when restated as is.
-STRONGER = {"k-anonymity": {"k": 1}, "l-diversity": {"l": 1, "c": -1}, "t-closeness": {"t": -1}}
+# The ways a description key may move in a restatement (its family says which, `directions` below): "higher"
+# or "lower" asks more of a release that way; "derived" is a figure computed from the others (k-map's k'),
+# checked through them. Any other key must be restated as the report has it.
+SIGNS = {"higher": 1, "lower": -1}
 
 
-def weaker_model(claimed: Mapping, asked: Sequence[Mapping]) -> str | None:
-    """Why the restated models of `claimed`'s family (on its sensitive column) ask less than `claimed`."""
+def weaker_model(claimed: Mapping, asked: Sequence[Mapping], directions: Mapping[str, Mapping[str, str]]) -> str | None:
+    """Why the restated models of `claimed`'s family (on its sensitive column) ask less than `claimed`.
+    `directions` gives, per family and description key, the way that asks more (the registry's
+    `fitness.privacy.stricter_direction`, handed in by the command: the checker imports nothing of fitness)."""
     same = [a for a in asked
             if a.get("model") == claimed.get("model") and a.get("sensitive") == claimed.get("sensitive")]
-    order = STRONGER.get(str(claimed.get("model")), {})
+    order = directions.get(str(claimed.get("model")), {})
     for a in same:
         for key in sorted(set(claimed) | set(a)):
             mine, theirs = claimed.get(key), a.get(key)
-            if mine == theirs or key in ("model", "sensitive"):
+            if mine == theirs or key in ("model", "sensitive") or order.get(key) == "derived":
                 continue
-            sign = order.get(key)
+            sign = SIGNS.get(order.get(key, ""))
             if sign is None or mine is None or theirs is None or (float(theirs) - float(mine)) * sign < 0:
                 column = f" on {claimed['sensitive']!r}" if claimed.get("sensitive") else ""
                 return (f"the restated {claimed['model']}{column} has {key} = {theirs}, the report "
@@ -135,16 +138,17 @@ def weaker_model(claimed: Mapping, asked: Sequence[Mapping]) -> str | None:
 
 
 def weaker_restatement(claims: Claims, qis: Sequence[str], suppression: float | None,
-                       asked: Sequence[Mapping]) -> str | None:
+                       asked: Sequence[Mapping], directions: Mapping[str, Mapping[str, str]]) -> str | None:
     """Why a command-line restatement (its QIs, suppression limit and model descriptions `asked`) asks for
-    less than the report claims, or None when it asks for as much or more (then it is checked too)."""
+    less than the report claims, or None when it asks for as much or more (then it is checked too);
+    `directions` as `weaker_model`."""
     missing = [q for q in claims.qis if qis and q not in qis]
     if missing:
         return f"--qi leaves out the report's quasi-identifiers {', '.join(missing)}"
     if suppression is not None and suppression > claims.suppression:
         return f"--suppression {suppression:g} allows more than the report's limit {claims.suppression:g}"
     for claimed in claims.models:
-        why = weaker_model(claimed, asked)
+        why = weaker_model(claimed, asked, directions)
         if why:
             return why
     return None

@@ -19,6 +19,7 @@ from kgen.cli.options import (
     parse_hierarchies,
 )
 from kgen.report import provenance
+from kgen.run.config import resolve_resources
 from lattice.errors import InputError
 
 
@@ -30,7 +31,7 @@ def asked_models(args: argparse.Namespace, k: int | None = None) -> list[dict]:
         values["k"] = k
     for p in privacy.parameters():
         p.constraint.check(values[p.name])
-    return [m.describe() for m in privacy.build_models(values, args.sensitive)]
+    return [m.describe() for m in privacy.build_models(resolve_resources(values), args.sensitive)]
 
 
 def asked_rules(args: argparse.Namespace) -> tuple[int, list[ClassRule]]:
@@ -66,7 +67,8 @@ def check_report(args: argparse.Namespace) -> int:
     report = provenance.read_report(args.report)
     claims = claims_of(report, args.report)
     asked = asked_models(args, claims.k) if restated(args) else []
-    weaker = weaker_restatement(claims, args.qi, args.suppression, asked)
+    directions = {name: privacy.stricter_direction(name) for name in privacy.FAMILIES}
+    weaker = weaker_restatement(claims, args.qi, args.suppression, asked, directions)
     if weaker:
         raise InputError(f"{weaker}: a restatement weaker than the report proves nothing about it (leave it out "
                          "to check the report's own claims)", file=args.report)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fitness import privacy
 from kgen.io.files import open_input, read_json
 from kgen.status import ChecksumError, ExitCode
 from kgen.version import version
@@ -104,6 +105,13 @@ def hierarchy_source(source: str, hierarchy: object) -> dict:
     return out
 
 
+def model_files(config: object) -> dict:
+    """Each file a privacy model read (`fitness.privacy.Parameter.resource`: the hierarchy of
+    `--t-hierarchy`), by parameter: its path, size and SHA-256."""
+    paths = {p.name: getattr(config, p.name, None) for p in privacy.resource_parameters()}
+    return {name: file_record(path) for name, path in paths.items() if isinstance(path, str) and Path(path).is_file()}
+
+
 def command_invocation(argv: list[str], config_file: dict | None = None) -> dict:
     """The invocation of a run from the command line: its argv and, with `--config FILE`, the file's path,
     size and SHA-256 (the options read from it). The CLI passes it down the run; nothing keeps it globally."""
@@ -136,6 +144,7 @@ def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
         "input": data,
         "hierarchies": {name: hierarchy_source(hierarchy_sources[name], hierarchies[name])
                         for name in hierarchy_sources},
+        "model_files": model_files(config),
         "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
                      "system": platform.platform(), "machine": platform.machine()},
     }

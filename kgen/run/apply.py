@@ -34,7 +34,7 @@ from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
 from kgen.run import pipeline as api
-from kgen.run.config import Config
+from kgen.run.config import Config, resolve_resources
 from kgen.run.record import record
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
@@ -99,7 +99,7 @@ def check_model(m: object, i: int, sensitive: list[str], name: str) -> PrivacyMo
         raise bad(name, f"{key}.sensitive", f"must be one of the report's sensitive columns {sensitive}, got "
                   f"{json.dumps(m['sensitive'])[:40]}")
     try:
-        return privacy.read_model(m)
+        return privacy.read_model(resolve_resources(m))
     except InputError as error:  # the model's own words; name the key when they begin with it ("k must be")
         named = next((p for p in m if p != "model" and error.message.startswith(f"{p} ")), None)
         if named is None:
@@ -176,10 +176,10 @@ def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: 
 def require_agreement(report: Mapping, family: privacy.ModelFamily, described: list[dict], sensitive: list[str],
                       name: str) -> None:
     """The models that the report's top-level values of `family` ask for are the ones its `models` list."""
-    values = {p.name: report[p.name] for p in family.parameters}
+    values = {p.name: report.get(p.name, p.default) for p in privacy.parameters()}  # a family may read another's
     top = family.parameters[0].name
     try:
-        wanted = family.build(values, sensitive) if family.asked(values) else []
+        wanted = family.build(resolve_resources(values), sensitive) if family.asked(values) else []
     except InputError as error:
         raise bad(name, top, f"is not valid: {error.message}") from None
     listed = [d for d in described if d.get("model") == family.name]

@@ -14,6 +14,7 @@ from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
 from fitness.parameters import Constraint
+from kgen.io import hierarchies as hierarchy_files
 from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
@@ -169,8 +170,27 @@ class Settings:
             p.constraint.check(getattr(self, p.name))
 
     def model_values(self) -> dict[str, object]:
-        """The privacy models' parameters, by name (what `fitness.privacy.build_models` reads)."""
+        """The privacy models' parameters, by name, as given (a file's path for a resource parameter): what the
+        report saves."""
         return {p.name: getattr(self, p.name) for p in privacy.parameters()}
+
+    def resolved_values(self) -> dict[str, object]:
+        """The privacy models' parameters with each named file read (`resolve_resources`): what
+        `fitness.privacy.build_models` reads."""
+        return resolve_resources(self.model_values())
+
+
+def resolve_resources(values: Mapping[str, object]) -> dict[str, object]:
+    """`values` (a run's model parameters, or a saved model description) with the path of every resource
+    parameter (`fitness.privacy.Parameter.resource`) replaced by what it names: a hierarchy file read as an
+    ARX hierarchy. The one place kgen reads a model's files (fitness reads none); a missing or malformed file
+    is an InputError naming it."""
+    out = dict(values)
+    for p in privacy.resource_parameters():
+        path = out.get(p.name)
+        if isinstance(path, str):
+            out[p.name] = hierarchy_files.load_arx(path, p.name)
+    return out
 
 
 # The one Config: the run's settings above plus every privacy model family's parameters as fields of the same

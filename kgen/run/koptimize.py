@@ -163,7 +163,7 @@ def interval_label(group: list[str]) -> str:
 
 def cut_point_table(table: Table, config: Config) -> CutPointTable:
     """The QIs of a table (values normalized as `kgen.run.pipeline.prepare` does) in k-Optimize's terms."""
-    models = privacy.build_models(config.model_values(), config.sensitive)
+    models = privacy.build_models(config.resolved_values(), config.sensitive)
     beyond = privacy.beyond_sizes(models)
     if beyond:
         raise InputError(f"k-optimize supports k-anonymity (with a suppression limit) only, not "

@@ -99,7 +99,7 @@ def validate(config: Config, source: Source) -> None:
         for column in group:
             if column not in columns:
                 raise InputError("no such column in the input", file=source.name, column=column)
-    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    beyond = privacy.beyond_sizes(privacy.build_models(config.resolved_values(), config.sensitive))
     if beyond:
         raise InputError(f"{', '.join(beyond)} is not supported with --partitioned (k-anonymity only)")
     if config.algorithm in CUT_POINT:
@@ -160,7 +160,7 @@ def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 <
     del local, raw
     # every model asked for (a size rule beside k, e.g. estimated k-map, is evaluated too; `validate` refused
     # the models that need more than class sizes)
-    models = privacy.build_models(config.model_values(), config.sensitive)
+    models = privacy.build_models(config.resolved_values(), config.sensitive)
     evaluator = PartitionedEvaluator(client, parts, workers, domain, models, config.suppression,
                                      make_objective(config.metric), batch_bytes=batch_bytes, part_rows=max(rows))
     heights = domain.heights

@@ -124,7 +124,7 @@ def require_possible(table: Table, config: Config) -> None:
 def models_for(config: Config) -> list[PrivacyModel]:
     """The models `config` asks for, family by family from the registry (`fitness.privacy`): k-anonymity, then
     each other family whose parameters are set (l-diversity and t-closeness on every sensitive column, ...)."""
-    return privacy.build_models(config.model_values(), config.sensitive)
+    return privacy.build_models(config.resolved_values(), config.sensitive)
 
 
 def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,
