@@ -69,7 +69,7 @@ def cases() -> list[tuple[str, list, Callable]]:
          per_class(lambda c, v: likeness.breaking(c, v, 0.5, "enhanced"))),
         ("--delta-disclosure 1.0", [KAnonymity(1), DeltaDisclosure(SENSITIVE, 1.0)],
          per_class(lambda c, v: disclosure.breaking(c, v, 1.0))),
-        ("hierarchical t-closeness, t = 0.1 (model only: no option yet)",
+        ("hierarchical t-closeness, t = 0.1 (salary-class hierarchy)",
          [KAnonymity(1), HierarchicalTCloseness(SENSITIVE, 0.1, tree)],
          per_class(lambda c, v: hierarchical_t.breaking(c, v, tree.paths, 0.1))),
     ]
