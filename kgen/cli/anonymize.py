@@ -16,12 +16,14 @@ from kgen.cli.options import (
     add_output_arguments,
     add_search_arguments,
     add_sensitive_arguments,
+    allow_k1_option,
     cluster_options,
     columns,
     command_parser,
     config_from_args,
     finite_number,
     hierarchy_items,
+    keep_options,
     number,
     parse_hierarchies,
     tokens,
@@ -154,6 +156,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
     anon.add_argument("--sensitive", type=columns, action="extend", default=[],
                       help="sensitive columns (kept): comma-separated and/or repeated")
+    keep_options(anon)
+    allow_k1_option(anon)
     add_sensitive_arguments(anon)
     anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                       help="the information loss to minimize (see docs/metrics.md)")

@@ -10,8 +10,10 @@ from kgen.cli.console import read_input, warn
 from kgen.cli.options import (
     add_config_argument,
     add_output_arguments,
+    allow_k1_option,
     command_parser,
     hierarchy_items,
+    keep_options,
     number,
     parse_hierarchies,
     separator,
@@ -70,10 +72,9 @@ def run_apply(args: argparse.Namespace) -> int:
     table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
-                             source=args.report, invocation=args.invocation)
+                             keep=args.keep, keep_unnamed=args.keep_unnamed, source=args.report,
+                             invocation=args.invocation, warn=warn)
     table, r = applied.release, applied.report
-    for message in r.get("warnings", []):
-        warn(message)
     if not applied.holds:  # nothing is written: a release beyond the limit is not a release of this model
         print(f"kgen: error: {args.input}: the privacy model of {args.report} does not hold within the suppression "
               f"limit: {r['suppressed']} rows are in classes that break it, {r['max_suppressed_rows']} may be "
@@ -103,8 +104,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="suppression limit (default: the report's)")
     apply.add_argument("--separator", type=separator,
                        help="field separator of the input: , ; | or tab (default: detected from the file)")
-    apply.add_argument("--allow-k1", action="store_true",
-                       help="apply a report whose k is 1 (it protects no one; refused without this)")
+    allow_k1_option(apply, "apply a report whose k is 1 (it protects no one; refused without this)")
+    keep_options(apply)
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     apply.add_argument("--verify-release", metavar="FILE",
                        help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")

@@ -23,6 +23,7 @@ from lattice.errors import InputError
 DATA = Path(__file__).parent.parent / "data"
 
 DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+DEMO_KEEP = ["salary-class"]  # released as it is: every column has a role
 
 def run_demo(args: argparse.Namespace) -> int:
     folder = Path(args.output_dir)
@@ -31,7 +32,7 @@ def run_demo(args: argparse.Namespace) -> int:
     except OSError as error:
         raise InputError(f"cannot create the output folder: {error.strerror or error}", file=str(folder)) from None
     source = DATA / "adult.csv"
-    config = config_from_args(args, qi=DEMO_QIS, hierarchy_dir=str(DATA))
+    config = config_from_args(args, qi=DEMO_QIS, hierarchy_dir=str(DATA), keep=DEMO_KEEP)
     print(f"kgen demo: Adult ({source.name}, 30,162 rows, UCI, CC BY 4.0), QIs {', '.join(DEMO_QIS)}")
     result = anonymize.run_search(read_input(str(source), None, len(DEMO_QIS)), config, args.invocation)
     output, report = folder / "adult_anonymized.csv", folder / "adult_anonymized.json"

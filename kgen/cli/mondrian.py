@@ -21,11 +21,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kgen.cli.console import warn
 from kgen.cli.options import (
+    allow_k1_option,
     cluster_options,
     command_parser,
     hierarchy_options,
     identifier_option,
+    keep_options,
     number,
     output_options,
     parse_hierarchies,
@@ -113,6 +116,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                      help="distributed: where the fragments' tasks run (same release)")
     run.add_argument("--master", metavar="URL", help="--engine spark: the Spark master (default local[WORKERS])")
     seed_option(run, "seed of the coordinator's sample")
+    keep_options(run)
+    allow_k1_option(run)
     output_options(run, "release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or INPUT_mondrian",
                    "JSON report (default: OUTPUT.json)")
     quiet_option(run)
@@ -179,6 +184,7 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
         "input": args.input, "models": models, "k": spec.k, "l": spec.l, "l_variant": "distinct",
         "quasi_identifiers": [q.name for q in spec.qis], "identifiers": list(spec.identifiers),
         "sensitive": [spec.sensitive] if spec.sensitive else [],
+        "keep": list(args.keep), "keep_unnamed": bool(args.keep_unnamed), "warnings": list(args.warnings),
         "generalization": {q.name: {"generalization": q.strategy, "order": q.order} for q in spec.qis},
         "hierarchies": hierarchy_files(args), "seed": args.seed,
         "recoding": "local multidimensional (strict Mondrian), no suppression",
@@ -230,8 +236,14 @@ def run_mondrian(args: argparse.Namespace) -> int:
     check_target(report, protected)
     if not distributed:
         check_target(output, protected)
+    if args.k == 1 and not args.allow_k1:  # the message of Config.check, which Mondrian does not build
+        raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 to release it anyway")
+    warnings: list[str] = []
     spec = build_spec(source, args.qi, args.k, args.l, sensitive_of(args), expanded_strategies(args), hierarchies,
-                      None, args.identifiers)
+                      None, args.identifiers, args.keep, args.keep_unnamed, warn=warnings.append)
+    for message in warnings:
+        warn(message)
+    args.warnings = warnings
     check = dict(qis=args.qi, k=spec.k, l=spec.l, sensitive=spec.sensitive, kinds=_kinds(spec),
                  hierarchies={q.name: hierarchies.get(q.name) for q in spec.qis if q.strategy == "hierarchy"},
                  identifiers=args.identifiers)

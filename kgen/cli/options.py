@@ -134,6 +134,22 @@ def identifier_option(parser: argparse.ArgumentParser) -> None:
                         default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
 
 
+def keep_options(parser: argparse.ArgumentParser) -> None:
+    """The columns released as they are: every column needs a role, so the unnamed ones must be kept on
+    purpose (docs/usage.md, "Every column has a role")."""
+    parser.add_argument("--keep", metavar="COLUMN", type=columns, action="extend", default=[],
+                        help="columns released as they are (insensitive): comma-separated and/or repeated; a "
+                             "column with no role (--qi, --identifier, --sensitive, --keep) is refused")
+    parser.add_argument("--keep-unnamed", action="store_true",
+                        help="release every column no option names as it is, instead of refusing the run "
+                             "(identifier-like ones are warned about)")
+
+
+def allow_k1_option(parser: argparse.ArgumentParser, text: str = "allow k = 1 (it protects no one; refused "
+                    "without this)") -> None:
+    parser.add_argument("--allow-k1", action="store_true", help=text)
+
+
 def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive columns (kept)") -> None:
     parser.add_argument("--sensitive", type=columns, action="extend", default=[],
                         help=f"{text}: comma-separated and/or repeated")
@@ -194,8 +210,8 @@ def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """The GA's own options (`kgen` only); given ones go to Config.options."""
-    parser.add_argument("--population", type=number(int, "population"),
-                        help="kgen: individuals per generation (paper preset 100, kgen+ 40)")
+    parser.add_argument("--ga-population", type=number(int, "ga-population"),
+                        help="kgen: individuals per generation of the GA (paper preset 100, kgen+ 40)")
     parser.add_argument("--preset", choices=["paper", "kgen+"],
                         help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
     parser.add_argument("--selection", choices=["tournament", "roulette"],
@@ -203,7 +219,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def search_options(args: argparse.Namespace) -> dict[str, object]:
-    return {key: value for key in ("population", "preset", "selection")
+    """The GA's options given, under Config.options' keys (`ga_population`, `preset`, `selection`)."""
+    return {key: value for key in ("ga_population", "preset", "selection")
             if (value := getattr(args, key, None)) is not None}
 
 
@@ -344,7 +361,7 @@ def fill_from_config(args: argparse.Namespace, values: dict[str, object]) -> Non
 DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "hierarchies": ("hierarchy", lambda args: parse_hierarchies(args.hierarchy)),
     "missing": ("missing", lambda args: tuple(DEFAULT_MISSING if args.missing is None else args.missing)),
-    "options": ("population", search_options),
+    "options": ("ga_population", search_options),
     "prune": ("no_prune", lambda args: not args.no_prune),
     "bound": ("no_bound", lambda args: not args.no_bound),
 }

@@ -44,7 +44,8 @@ Written = Any  # kgen.runners.partitioned.release.Written
 ANONYMIZE_KEYS = (
     "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
     "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
-    "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
+    "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "node", "heights", "box",
+    "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
@@ -53,8 +54,8 @@ ANONYMIZE_KEYS = (
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
     "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
-    "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
-    "formula_cells", "risk", "provenance",
+    "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "suppressed_rows", "unnamed_columns",
+    "warnings", "formula_cells", "risk", "provenance",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
@@ -174,7 +175,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
         "rows": n, "rows_released": sum(w.written for w in written) if written else None,
         "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
-        "sensitive": list(config.sensitive),
+        "sensitive": list(config.sensitive), "keep": list(config.keep), "keep_unnamed": bool(config.keep_unnamed),
         "node": {name: int(x) for name, x in zip(domain.names, node)},
         "heights": {name: int(h) for name, h in zip(domain.names, domain.heights)},
         "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
@@ -252,6 +253,8 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "quasi_identifiers": list(config.qi),
         "identifiers": list(config.identifiers),
         "sensitive": list(config.sensitive),
+        "keep": list(config.keep),
+        "keep_unnamed": bool(config.keep_unnamed),
         "suppressed": evaluation.suppressed,
         "classes": evaluation.classes,
         "smallest_class": evaluation.smallest_class,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,9 +127,10 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
     qis = names_list(report, "quasi_identifiers", name, required=True)
     identifiers = names_list(report, "identifiers", name)
     sensitive = names_list(report, "sensitive", name)
-    roles = [c for c in qis + identifiers + sensitive]
+    kept = names_list(report, "keep", name)
+    roles = [c for c in qis + identifiers + sensitive + kept]
     if len(set(roles)) != len(roles):
-        raise bad(name, "quasi_identifiers", "shares a column with 'identifiers' or 'sensitive'")
+        raise bad(name, "quasi_identifiers", "shares a column with 'identifiers', 'sensitive' or 'keep'")
     validate_levels(report, qis, name)
     validate_settings(report, name)
     validate_models(report, sensitive, name, allow_k1)
@@ -210,16 +211,23 @@ def hierarchy_specs(report: Mapping, source: str, overrides: Mapping[str, object
 
 def config_from_report(report: Mapping, source: str, overrides: Mapping[str, object] | None = None,
                        hierarchy_dir: str | None = None, suppression: float | None = None,
-                       drop_suppressed: bool = False, strict: bool = False) -> Config:
-    """The Config of the run that wrote the report (same columns, models, metric), without pruning."""
+                       drop_suppressed: bool = False, strict: bool = False, *, keep: Sequence[str] = (),
+                       keep_unnamed: bool = False, allow_k1: bool = False, columns: Sequence[str] | None = None
+                       ) -> Config:
+    """The Config of the run that wrote the report (same columns, models, metric, kept columns), without
+    pruning. The report's kept columns that the new table (`columns`) lacks are left out; `keep` and
+    `keep_unnamed` add to the report's."""
     ks = [m["k"] for m in report["models"] if m.get("model") == "k-anonymity"]
+    saved_keep = [c for c in names_list(report, "keep", source) if columns is None or c in columns]
     return Config(
         qi=list(report["quasi_identifiers"]), k=ks[0] if ks else 2,
         suppression=float(report["suppression_limit"] if suppression is None else suppression),
         identifiers=list(report.get("identifiers", [])), sensitive=list(report.get("sensitive", [])),
         hierarchies=hierarchy_specs(report, source, overrides or {}), hierarchy_dir=hierarchy_dir,
         missing=tuple(report.get("missing", DEFAULT_MISSING)), metric=str(report.get("metric", "log")),
-        prune=False, drop_suppressed=drop_suppressed, strict=strict,
+        prune=False, drop_suppressed=drop_suppressed, strict=strict, allow_k1=allow_k1,
+        keep=saved_keep + [c for c in keep if c not in saved_keep],
+        keep_unnamed=bool(report.get("keep_unnamed", False)) or keep_unnamed,
     )
 
 
@@ -249,7 +257,8 @@ def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:
 def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mapping[str, object] | None = None,
           hierarchy_dir: str | None = None, suppression: float | None = None,
           drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
-          source: str | None = None, invocation: Mapping | None = None) -> Applied:
+          keep: Sequence[str] = (), keep_unnamed: bool = False, source: str | None = None,
+          invocation: Mapping | None = None, warn: Callable[[str], None] | None = None) -> Applied:
     """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
 
     Parameters
@@ -270,11 +279,17 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     allow_k1
         Apply a report whose k is 1 (it protects no one; refused otherwise).
     strict
-        Warnings (an unnamed column that looks like an identifier) become errors.
+        Warnings (a kept column that looks like an identifier) become errors.
+    keep, keep_unnamed
+        Columns of the new data released as they are, besides those the report kept (`keep`, `keep_unnamed`):
+        a column no role names is refused, as in `kgen.anonymize`.
     source
         How messages name a report given as a mapping (default: its path, or "report").
     invocation
         How the run was started, for the provenance (the command line passes its argv).
+    warn
+        Called with each warning (the command line prints them); without it they are Python warnings
+        (`kgen.IdentifierWarning`).
 
     Returns
     -------
@@ -292,9 +307,11 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
     validate_report(saved, source, allow_k1)
     table = as_table(data)
-    config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict)
+    config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict,
+                                keep=keep, keep_unnamed=keep_unnamed, allow_k1=allow_k1, columns=table.columns)
     models: list[PrivacyModel] = [model_from_description(m) for m in saved["models"]]
     prepared = api.prepare(table, config, models, require_feasible=False)
+    api.emit_warnings(prepared.table, config, warn)
     node = saved_node(saved, prepared, source)
     evaluator = prepared.evaluator
     evaluation = evaluator.evaluate(node)

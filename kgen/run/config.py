@@ -19,9 +19,9 @@ from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
-LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
+LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
-         ("sensitive", "sensitive", "--sensitive"))
+         ("sensitive", "sensitive", "--sensitive"), ("keep", "kept column", "--keep"))
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,15 @@ class Config:
         Direct identifiers, replaced by `*` in the release (`--identifier`).
     sensitive : sequence of str
         Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
+    keep : sequence of str
+        Columns released as they are (ARX's insensitive attributes, `--keep`). Every column of the table must
+        have a role (QI, identifier, sensitive or kept), else the run is refused: a column nobody named is
+        how a direct identifier leaves in clear.
+    keep_unnamed : bool
+        Release every column no role names as it is (`--keep-unnamed`), instead of refusing the run.
+        A kept column that looks like an identifier is warned about (`kgen.IdentifierWarning`).
+    allow_k1 : bool
+        Allow k = 1 (`--allow-k1`): k-anonymity with k = 1 protects no one, so it must be asked for.
     l : float or None
         l of l-diversity on every sensitive column; None: no l-diversity.
     l_variant : {"distinct", "entropy", "recursive"}
@@ -130,8 +139,8 @@ class Config:
     algorithm : str
         The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
     options : mapping of str to object
-        The algorithm's own parameters (its dataclass fields, e.g. `population`, `preset`, `selection`);
-        from `--population`, `--preset`, `--selection`.
+        The algorithm's own parameters (its dataclass fields, e.g. `preset`, `selection`; the GA's
+        population size as `ga_population`); from `--ga-population`, `--preset`, `--selection`.
     seed : int
         The random seed of the search: the same seed gives the same result.
     max_evaluations : int or None
@@ -173,6 +182,9 @@ class Config:
     suppression: float = 0.0
     identifiers: Sequence[str] = ()
     sensitive: Sequence[str] = ()
+    keep: Sequence[str] = ()
+    keep_unnamed: bool = False
+    allow_k1: bool = False
     l: float | None = None  # noqa: E741 (the model's name for it)
     l_variant: str = "distinct"
     c: float | None = None
@@ -229,3 +241,6 @@ class Config:
                 roles[column] = role
         for name, constraint in PARAMETER_CONSTRAINTS.items():
             constraint.check(getattr(self, name))
+        if self.k == 1 and not self.allow_k1:
+            raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 (allow_k1=True) to "
+                             "release it anyway")

@@ -28,6 +28,7 @@ from fitness.models import KAnonymity
 from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.verify import ReleaseCheckError
+from kgen.io.roles import require_roles
 from kgen.report import provenance
 from kgen.report.build import partitioned_report
 from kgen.report.publish import write_release
@@ -96,6 +97,8 @@ def validate(config: Config, source: Source) -> None:
         for column in group:
             if column not in columns:
                 raise InputError("no such column in the input", file=source.name, column=column)
+    require_roles(list(source.columns), list(config.qi) + list(config.identifiers) + list(config.sensitive),
+                  config.keep, config.keep_unnamed, source.name)
     if config.l is not None:
         raise InputError("l-diversity is not supported with --partitioned (k-anonymity only)")
     if config.t_closeness is not None:
