@@ -188,7 +188,8 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
         "generalization": {q.name: {"generalization": q.strategy, "order": q.order} for q in spec.qis},
         "hierarchies": hierarchy_files(args), "seed": args.seed,
         "recoding": "local multidimensional (strict Mondrian), no suppression",
-        "rows": metrics["rows"], "rows_released": metrics["rows"], "suppressed": 0,
+        "rows": metrics["rows"], "rows_released": metrics["rows"],
+        "rows_written": metrics["rows"], "suppressed": 0,
         "classes": metrics["classes"], "smallest_class": metrics["smallest_class"],
         "metrics": metrics, "seconds": seconds, **extra,
     }

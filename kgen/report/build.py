@@ -44,7 +44,7 @@ Written = Any  # kgen.runners.partitioned.release.Written
 ANONYMIZE_KEYS = (
     "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
     "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
-    "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "node", "heights", "box",
+    "rows_written", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "node", "heights", "box",
     "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
@@ -53,7 +53,7 @@ ANONYMIZE_KEYS = (
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
-    "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
+    "rows_released", "rows_written", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
     "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "suppressed_rows", "unnamed_columns",
     "warnings", "formula_cells", "risk", "provenance",
 )
@@ -173,7 +173,8 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
         "max_evaluations": config.max_evaluations, "time_limit": config.time_limit,
         "models": [m.describe() for m in evaluator.models], "k": config.k,
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
-        "rows": n, "rows_released": sum(w.written for w in written) if written else None,
+        "rows": n, "rows_released": n - e.suppressed,
+        "rows_written": sum(w.written for w in written) if written else None,
         "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
         "sensitive": list(config.sensitive), "keep": list(config.keep), "keep_unnamed": bool(config.keep_unnamed),
         "node": {name: int(x) for name, x in zip(domain.names, node)},
@@ -249,7 +250,8 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "suppression_limit": config.suppression,
         "max_suppressed_rows": evaluator.max_suppressed,
         "rows": prepared.table.n,
-        "rows_released": released.n,
+        "rows_released": prepared.table.n - evaluation.suppressed,  # rows not suppressed, as the risk section
+        "rows_written": released.n,  # lines of the release: suppressed rows too (with * in every QI) unless dropped
         "quasi_identifiers": list(config.qi),
         "identifiers": list(config.identifiers),
         "sensitive": list(config.sensitive),

@@ -213,7 +213,7 @@ def write_release(result: Publishable, path: str | os.PathLike, report: str | os
         return report_path
     content = release_writer(release, r, escape_formulas, strict, warn)
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
-    dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
+    dropped = bool(params.get("drop_suppressed", r.get("rows_written", r["rows"]) < r["rows"]))
     k, rules = rules_from_models(r["models"], dropped)
     source = (r.get("provenance") or {}).get("input", {}).get("path")
     inputs = list(protected) + ([source] if source else [])
