@@ -13,6 +13,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from fitness.models import DISTANCES, L_VARIANTS
 from kgen.io.files import open_input
@@ -104,6 +105,7 @@ def finite_number(kind: type, name: str, low: float | None = None, above: bool =
             noun = "whole number" if kind is int else "finite number"
             raise argparse.ArgumentTypeError(f"{name} must be a {noun}{bound}, got {text!r}")
         return value
+    parse.numeric = kind  # type: ignore[attr-defined]
     return parse
 
 
@@ -114,6 +116,7 @@ def number(kind: type, name: str):
         except ValueError:
             noun = "whole number" if kind is int else "number"
             raise argparse.ArgumentTypeError(f"{name} must be a {noun}, got {text!r}") from None
+    parse.numeric = kind  # type: ignore[attr-defined]
     return parse
 
 
@@ -296,11 +299,19 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
     if isinstance(value, list) and not many:
         raise bad(f"takes one value, got a list {value!r}")
     items = value if isinstance(value, list) else [value]
+    numeric = getattr(action.type, "numeric", None)
     converted: list = []
     for item in items:
         if isinstance(item, (dict, list, bool)):
             raise bad(f"must be a string or number, got {item!r}")
-        text = str(item)
+        if numeric is not None and not isinstance(item, (int, float)):
+            noun = "a whole number" if numeric is int else "a number"
+            raise bad(f"must be {noun} (written without quotes), got the text {item!r}")
+        if numeric is int and isinstance(item, float):
+            raise bad(f"must be a whole number, got {item!r}")
+        if numeric is None and not isinstance(item, str):
+            raise bad(f"must be text (in quotes), got {item!r}")
+        text = resolve_path(action, item, path)
         try:
             result = action.type(text) if action.type is not None else text
         except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
@@ -312,6 +323,33 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
         else:
             converted.append(result)
     return converted if many else converted[0]
+
+
+# Options whose values are files or folders: relative to the TOML file's folder, not the working folder.
+PATH_OPTIONS = frozenset({"input", "output", "report", "html", "hierarchy_dir", "apply_report", "verify_release",
+                          "public_report"})
+HIERARCHY_BUILDERS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+
+
+def resolve_path(action: argparse.Action, value: str | float, path: str) -> str:
+    """A TOML value as text; a relative file or folder (PATH_OPTIONS, and the FILE of `hierarchy`'s
+    COL=FILE) joined to the folder of the TOML file, so a run.toml works from any working folder."""
+    text = str(value)
+    folder = Path(path).parent
+
+    def joined(name: str) -> str:
+        return name if not name or Path(name).is_absolute() else str(folder / name)
+
+    if action.dest in PATH_OPTIONS:
+        return joined(text)
+    if action.dest == "hierarchy":
+        items = []
+        for item in hierarchy_items(text):
+            column, sep, spec = item.partition("=")
+            builder = spec.strip().partition(":")[0] in HIERARCHY_BUILDERS
+            items.append(item if not sep or builder else f"{column}={joined(spec.strip())}")
+        return ",".join(items)
+    return text
 
 
 def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[dict[str, object], dict | None]:
