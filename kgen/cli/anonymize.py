@@ -105,7 +105,8 @@ def run_anonymize(args: argparse.Namespace) -> int:
                                   config.connect_timeout)
         parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
     # a partitioned run reads its partitions itself: the whole table is never read here
-    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi))
+    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi),
+                                                                  args.encoding)
     result = run_search(data, config, args.invocation, quiet=args.quiet)
     write_release(result, output, report, protected, escape_formulas=args.escape_formulas, strict=config.strict,
                   warn=warn)

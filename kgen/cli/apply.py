@@ -12,6 +12,7 @@ from kgen.cli.options import (
     add_output_arguments,
     allow_k1_option,
     command_parser,
+    encoding_option,
     hierarchy_items,
     keep_options,
     number,
@@ -69,7 +70,7 @@ def run_apply(args: argparse.Namespace) -> int:
                                                     exit_code=2)
         if not args.quiet:
             print("\n".join(verified))
-    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
+    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]), args.encoding)
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
                              keep=args.keep, keep_unnamed=args.keep_unnamed, source=args.report,
@@ -104,6 +105,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="suppression limit (default: the report's)")
     apply.add_argument("--separator", type=separator,
                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+    encoding_option(apply)
     allow_k1_option(apply, "apply a report whose k is 1 (it protects no one; refused without this)")
     keep_options(apply)
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")

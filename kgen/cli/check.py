@@ -28,7 +28,7 @@ def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
 def run_check(args: argparse.Namespace) -> int:
     if args.report:
         print("\n".join(provenance.verify_against_report(provenance.read_report(args.report), args.input)))
-    table = read_input(args.input, args.separator, len(args.qi))
+    table = read_input(args.input, args.separator, len(args.qi), args.encoding)
     rules = sensitive_rules(args)
     result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
     print(result.summary(args.input, bool(rules)))

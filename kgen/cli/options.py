@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fitness.models import DISTANCES, L_VARIANTS
+from kgen.io.csvio import check_encoding
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
@@ -197,6 +198,21 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
+    encoding_option(parser)
+
+
+def encoding_option(parser: argparse.ArgumentParser) -> None:
+    """The text encoding of a CSV input (Excel-exported files are often Latin-1, Windows-1252 or UTF-16)."""
+    parser.add_argument("--encoding", type=encoding_name, default="utf-8",
+                        help="text encoding of a CSV input: utf-8, latin-1, cp1252 or utf-16 (with its byte-order "
+                             "mark); .xlsx and Parquet inputs need none")
+
+
+def encoding_name(text: str) -> str:
+    try:
+        return check_encoding(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:

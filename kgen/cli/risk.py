@@ -12,6 +12,7 @@ from fitness.models import KAnonymity
 from kgen.cli.options import (
     columns,
     command_parser,
+    encoding_option,
     number,
 )
 from kgen.io.table import read_table
@@ -33,7 +34,7 @@ def generalize_like(population: object, report: Mapping, source: str) -> object:
 
 
 def run_command(path: str, qis: Sequence[str] | None, threshold: float, population: str | None,
-                report: str | None, sampling_fraction: float | None) -> dict:
+                report: str | None, sampling_fraction: float | None, encoding: str = "utf-8") -> dict:
     """`kgen risk`: read the table (and the population, generalized by `report`'s node when given) and
     measure it."""
 
@@ -45,12 +46,12 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
     validate_threshold(threshold)
     if sampling_fraction is not None:
         validate_fraction(sampling_fraction)
-    table = read_table(path)
+    table = read_table(path, encoding=encoding)
     for column in qis:
         table.column(column)
     pop = None
     if population is not None:
-        pop = read_table(population)
+        pop = read_table(population, encoding=encoding)
         for column in qis:
             pop.column(column)
         if saved is not None:
@@ -65,7 +66,7 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
 def run_risk(args: argparse.Namespace) -> int:
     """`kgen risk`: the risk figures of docs/risk.md for any table."""
     figures = run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
-                                  args.sampling_fraction)
+                          args.sampling_fraction, args.encoding)
     print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))
     return 0
 
@@ -84,4 +85,5 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
                       help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
     risk.add_argument("--json", action="store_true", help="print the figures as JSON")
+    encoding_option(risk)
     risk.set_defaults(run=run_risk)

@@ -134,6 +134,9 @@ class Config:
         flat) or a `lattice.hierarchy.Hierarchy` (`kgen.io.hierarchies`); from `--hierarchy COL=SPEC`.
     hierarchy_dir : str or None
         A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
+    encoding : str
+        The text encoding of a CSV path given as data (`--encoding`): utf-8 (default, with or without a
+        byte-order mark), latin-1, cp1252 or utf-16 (with its byte-order mark).
     missing : sequence of str
         The tokens that mean "missing" (default: empty, `?`, `NA`).
     algorithm : str
@@ -194,6 +197,7 @@ class Config:
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
+    encoding: str = "utf-8"
     algorithm: str = "kgen"
     options: Mapping[str, object] = field(default_factory=dict)
     seed: int = 0

@@ -160,7 +160,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         may be feasible although the top is not: the search decides (`finish`).
     """
     start = time.perf_counter()
-    table = as_table(data)
+    table = as_table(data, config.encoding)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
         config = with_cut_points(table, config)
