@@ -17,6 +17,7 @@ from kgen.cli.options import (
     keep_options,
     number,
     parse_hierarchies,
+    public_report_option,
     separator,
 )
 from kgen.io.files import check_target, same_file
@@ -63,7 +64,7 @@ def run_apply(args: argparse.Namespace) -> int:
     saved = applying.load_report(args.report)
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
-    for target in (output, report):
+    for target in (output, report) + ((Path(args.public_report),) if args.public_report else ()):
         check_target(target, protected)
     if args.verify_release:
         verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release,
@@ -82,7 +83,7 @@ def run_apply(args: argparse.Namespace) -> int:
               "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
         return ExitCode.NO_SOLUTION
     write_release(applied, output, report, protected, escape_formulas=args.escape_formulas, strict=args.strict,
-                  warn=warn)
+                  warn=warn, public=args.public_report)
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
@@ -99,6 +100,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     apply.add_argument("--report", required=True, help="the JSON report of an earlier kgen anonymize")
     apply.add_argument("--output", required=True, help="anonymized CSV")
     apply.add_argument("--apply-report", help="JSON report of this run (default: OUTPUT with .json)")
+    public_report_option(apply)
     apply.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
                        help="override a QI's hierarchy saved in the report (repeated and/or comma-separated)")
     apply.add_argument("--suppression", type=number(float, "suppression"),

@@ -32,6 +32,7 @@ from kgen.cli.options import (
     number,
     output_options,
     parse_hierarchies,
+    public_report_option,
     qi_option,
     quiet_option,
     seed_option,
@@ -41,7 +42,7 @@ from kgen.io.files import check_target, output_lock, same_file
 from kgen.io.hierarchies import find_in_dir
 from kgen.report import provenance
 from kgen.report.build import to_json
-from kgen.report.publish import publish
+from kgen.report.publish import attach_public, publish
 from kgen.report.risk import risk_report
 from kgen.runners import parallel
 from kgen.status import ReleaseCheckError
@@ -120,6 +121,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     allow_k1_option(run)
     output_options(run, "release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or INPUT_mondrian",
                    "JSON report (default: OUTPUT.json)")
+    public_report_option(run)
     quiet_option(run)
     run.set_defaults(run=run_mondrian)
 
@@ -234,7 +236,10 @@ def run_mondrian(args: argparse.Namespace) -> int:
     source = Source(args.input)
     hierarchies = hierarchy_files(args)
     protected = list(source.files) + list(hierarchies.values())
+    public = Path(args.public_report) if args.public_report else None
     check_target(report, protected)
+    if public is not None:
+        check_target(public, protected)
     if not distributed:
         check_target(output, protected)
     if args.k == 1 and not args.allow_k1:  # the message of Config.check, which Mondrian does not build
@@ -293,7 +298,7 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
                 "smallest_class": verdict.smallest_class}
 
     publish(output, report, csv_writer(result.release, source.separator), body, protected,
-            verify)
+            verify, Path(args.public_report) if args.public_report else None)
     return body
 
 
@@ -352,7 +357,8 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
         body["verified"] = {"checker": "kgen.check.mondrian, on the written parts", "passed": True,
                             "rows": verdict.rows, "classes": verdict.classes,
                             "smallest_class": verdict.smallest_class}
-        publish_parts(temporary, output, report, body, protected)
+        publish_parts(temporary, output, report, body, protected,
+                      Path(args.public_report) if args.public_report else None)
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -366,15 +372,21 @@ def _cluster(args: argparse.Namespace) -> str:
     return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
-def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str]) -> None:
-    """The checked folder of parts and its report published together, under the output lock: never a
-    release without its report, never a report beside another run's parts."""
-    with output_lock([output, report]):
+def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str],
+                  public: Path | None = None) -> None:
+    """The checked folder of parts and its report (and the public report) published together, under the
+    output lock: never a release without its report, never a report beside another run's parts."""
+    with output_lock([output, report] + ([public] if public is not None else [])):
         if output.exists():
             raise InputError("already exists: another run published it first", file=str(output))
         check_target(report, protected)
+        if public is not None:
+            check_target(public, protected)
+        text = attach_public(body, public) if public is not None else None
         os.replace(temporary, output)
         try:
+            if text is not None and public is not None:
+                public.write_text(text, encoding="utf-8")
             report.write_text(to_json(body), encoding="utf-8")
         except OSError as error:
             shutil.rmtree(output, ignore_errors=True)  # never a release without its report

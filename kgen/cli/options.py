@@ -187,6 +187,12 @@ def output_options(parser: argparse.ArgumentParser, output: str, report: str = "
     parser.add_argument("--report", help=report)
 
 
+def public_report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--public-report", metavar="PATH",
+                        help="also write the public report (what can be published beside the release: no paths, no "
+                             "hierarchy rows, no input values; docs/report.md); the full report stays the steward's")
+
+
 def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 

@@ -29,6 +29,7 @@ from kgen.io.files import read_json
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
+from kgen.report.public import public_report
 from kgen.run import pipeline as api
 from kgen.run.config import Config
 from kgen.run.record import record
@@ -50,6 +51,10 @@ class Applied:
     def holds(self) -> bool:
         """The privacy models hold with at most the allowed number of suppressed rows."""
         return bool(self.evaluation.feasible)
+
+    def public_report(self) -> dict:
+        """What may be published beside the release (`kgen.report.public`)."""
+        return public_report(self.report)
 
 
 def load_report(path: str | os.PathLike) -> dict:

@@ -215,7 +215,7 @@ def release(client: Any, prepared: Prepared, config: Config, node: tuple[int, ..
 def anonymize_source(data: object, config: Config, output: str | None = None, client: Any = None,
                      progress: Callable[[int, object], None] | None = None, memory_limit: str | None = None,
                      batch_bytes: int = 64 << 20, report: str | None = None, protected: Sequence[str] = (),
-                     invocation: Mapping | None = None) -> Result:
+                     invocation: Mapping | None = None, public: str | None = None) -> Result:
     """Anonymize a Parquet/CSV glob (or folder, or file) or a dask.dataframe with partitioned evaluation.
 
     Parameters
@@ -231,8 +231,9 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
         the output lock, each part's SHA-256 in the report, `verified` from the check of the written parts).
     client : distributed.Client, optional
         A client to use (not closed here); else one is opened from `config` and closed at the end.
-    report, protected, invocation
-        Where the report goes (default: the folder's name + .json), the files never to overwrite, and how
+    report, protected, invocation, public
+        Where the report goes (default: the folder's name + .json), the files never to overwrite, where the
+        public report goes (None: not written), and how
         the run was started (for the provenance).
 
     Returns
@@ -267,7 +268,7 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
             _close_quietly(client, cluster)
     if result.release is not None:
         write_release(result, output, report or str(Path(output).with_name(Path(output).name + ".json")),
-                      protected)
+                      protected, public=public)
     return result
 
 
@@ -340,9 +341,10 @@ def _close_quietly(client: Any, cluster: Any) -> None:
 
 def anonymize(data: object, config: Config, output: str | None = None,
               progress: Callable[[int, object], None] | None = None, report: str | None = None,
-              protected: Sequence[str] = (), invocation: Mapping | None = None) -> Result:
+              protected: Sequence[str] = (), invocation: Mapping | None = None, public: str | None = None) -> Result:
     """The `--partitioned` entry point (`kgen.run.pipeline.anonymize` with `config.partitioned`): `data` is a
     Parquet/CSV glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None:
     search only), published with its `report`. Returns the Result (see `anonymize_source`)."""
     return anonymize_source(data, config, output, progress=progress, report=report, protected=protected,
+                            public=public,
                             invocation=invocation)

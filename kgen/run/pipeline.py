@@ -189,7 +189,7 @@ def emit_warnings(table: Table, config: Config, warn: Callable[[str], None] | No
 
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
                           output: str | None = None, report: str | None = None, protected: Sequence[str] = (),
-                          invocation: Mapping | None = None) -> Result:
+                          invocation: Mapping | None = None, public: str | None = None) -> Result:
     """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.run.partitioned`, docs/partitioned.md),
     the same run path with rows on the workers. With `output` (a new folder) the parts and the report are
     published through the one publish; returns the Result."""
@@ -205,7 +205,7 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
                              ) from None
         raise
     return partitioned.anonymize(data, config, output, progress=progress, report=report, protected=protected,
-                                 invocation=invocation)
+                                 invocation=invocation, public=public)
 
 
 def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None = None) -> Result:
