@@ -116,7 +116,7 @@ def run_anonymize(args: argparse.Namespace) -> int:
     if args.html:
         write_page(result.report, args.html, output, protected + [str(output), str(report)])
     if not args.quiet:
-        print(summarizing.text(result.report, output, report, html=args.html))
+        print(summarizing.text(result.report, output, report, html=args.html, public=args.public_report))
     return 0
 
 def write_page(report: dict, page: str, output: Path, protected: list[str]) -> None:

@@ -89,7 +89,8 @@ def run_apply(args: argparse.Namespace) -> int:
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
               f"smallest {r['smallest_class']}")
         print("\n".join(metric_lines(r)))
-        print(f"  wrote {output} and {report}")
+        print(f"  wrote {output} and {report}" + (f" and {args.public_report} (public report)"
+                                                    if args.public_report else ""))
     return 0
 
 

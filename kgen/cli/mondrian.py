@@ -404,6 +404,9 @@ def describe_run(body: dict, output: Path, report: Path) -> str:
         lines.append(f"  {len(body['fragments'])} fragments ({body['partitioning']}, sample {body['sample']:g} = "
                      f"{body['sample_rows']} rows) on {body['scheduler']}")
     lines.append(f"  wrote {output} and {report} (verified independently)")
+    public = ((body.get("provenance") or {}).get("public_report") or {}).get("path")
+    if public:
+        lines.append(f"    and {public} (public report)")
     return "\n".join(lines)
 
 

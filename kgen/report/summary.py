@@ -113,7 +113,8 @@ def risk_line(risk: Mapping | None) -> list[str]:
 
 
 def text(report: Mapping, output: str | os.PathLike | None = None, report_path: str | os.PathLike | None = None,
-         width: int = WIDTH, html: str | os.PathLike | None = None) -> str:
+         width: int = WIDTH, html: str | os.PathLike | None = None,
+         public: str | os.PathLike | None = None) -> str:
     """The summary of an anonymize report, every line at most `width` columns."""
     r = report
     attributes = r["attributes"]
@@ -142,6 +143,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
     if output is not None:
         lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])
+        lines += [f"    and {public} (public report)"] if public else []
     return "\n".join(lines)
 
 
