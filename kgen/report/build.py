@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fitness import privacy
 from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
 from fitness.objective import aecs_normalized
@@ -40,10 +41,11 @@ PartitionedPrepared = Any  # kgen.run.partitioned.Prepared
 Recorded = Any  # kgen.run.record.Recorded
 Written = Any  # kgen.runners.partitioned.release.Written
 
-# The keys of each report, in the order they are written.
+# The keys of each report, in the order they are written; the models' parameters (k, l, ...) as their families
+# declare them (`fitness.privacy`).
 ANONYMIZE_KEYS = (
-    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
-    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
+    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models",
+    *(p.name for p in privacy.parameters()), "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
     "rows_written", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "node", "heights", "box",
     "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
@@ -94,12 +96,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "seed": config.seed,
         "max_evaluations": config.max_evaluations,
         "time_limit": config.time_limit,
-        "k": config.k,
-        "l": config.l,
-        "l_variant": config.l_variant if config.l is not None else None,
-        "c": config.c,
-        "t_closeness": config.t_closeness,
-        "t_distance": config.t_distance if config.t_closeness is not None else None,
+        **privacy.report_values(config.model_values()),
         "heights": {name: int(h) for name, h in zip(names, prepared.heights)},
         "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
         "objective": prepared.evaluator.objective.name,

@@ -24,6 +24,7 @@ import dask
 import distributed  # noqa: F401 (first: without Dask's extra the error names `distributed`, one line)
 import numpy as np
 
+from fitness import privacy
 from fitness.models import KAnonymity
 from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
@@ -99,10 +100,9 @@ def validate(config: Config, source: Source) -> None:
                 raise InputError("no such column in the input", file=source.name, column=column)
     require_roles(list(source.columns), list(config.qi) + list(config.identifiers) + list(config.sensitive),
                   config.keep, config.keep_unnamed, source.name)
-    if config.l is not None:
-        raise InputError("l-diversity is not supported with --partitioned (k-anonymity only)")
-    if config.t_closeness is not None:
-        raise InputError("t-closeness is not supported with --partitioned (k-anonymity only)")
+    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    if beyond:
+        raise InputError(f"{', '.join(beyond)} is not supported with --partitioned (k-anonymity only)")
     if config.algorithm in CUT_POINT:
         raise InputError(f"algorithm {config.algorithm!r} is not supported with --partitioned (it reads every row)")
     if config.device != "cpu":
