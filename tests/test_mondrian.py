@@ -327,7 +327,7 @@ def test_kgen_mondrian_writes_a_verified_release_and_report_that_kgen_check_acce
 ])
 def test_kgen_mondrian_user_errors_are_one_line_with_their_exit_code(tmp_path, args, code, text):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
-    base = ["mondrian", "poker.csv", "--k", "5"] + ([] if "--qi" in args else ["--qi", QI_ARG])
+    base = ["mondrian", "--keep-unnamed", "poker.csv", "--k", "5"] + ([] if "--qi" in args else ["--qi", QI_ARG])
     done = kgen(*base, *args, cwd=tmp_path)
     assert done.returncode == code, done.stderr
     assert text in done.stderr and len(done.stderr.strip().splitlines()) == 1

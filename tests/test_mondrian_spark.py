@@ -146,7 +146,7 @@ def test_kgen_mondrian_engine_spark_publishes_the_same_parts_as_dask(tmp_path, t
     decoy = tmp_path / "bin" / "python3"
     decoy.write_text("#!/bin/sh\necho 'not the driver interpreter' >&2\nexit 97\n")
     decoy.chmod(0o755)
-    common = ["mondrian", str(table), "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
+    common = ["mondrian", "--keep-unnamed", str(table), "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
               "--workers", "2", "--sample", "0.01", "--seed", "3", "--quiet"]
     dask = kgen(*common, "--output", "dask", cwd=tmp_path)
     assert dask.returncode == 0, dask.stderr

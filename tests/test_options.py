@@ -70,7 +70,10 @@ def test_repeated_qi_and_identifier_options_accumulate(capsys, table: Path, tmp_
 
 def test_commas_and_repetition_mix_in_every_list_option() -> None:
     args = build_parser().parse_args([
-        "anonymize", "x.csv", "--qi", "a,b", "--qi", "c", "--k", "2", "--identifier", "i1", "--identifier", "i2,i3",
+        "anonymize",
+                                      "--keep-unnamed",
+                                      "x.csv", "--qi", "a,b", "--qi", "c", "--k", "2", "--identifier", "i1",
+                                      "--identifier", "i2,i3",
         "--sensitive", "s1", "--sensitive", "s2", "--missing", "?", "--missing", ",NA",
         "--hierarchy", "a=decimal,b=intervals:5,10", "--hierarchy", "c=flat"])
     assert args.qi == ["a", "b", "c"] and args.identifiers == ["i1", "i2", "i3"] and args.sensitive == ["s1", "s2"]
@@ -92,10 +95,10 @@ def test_a_column_named_twice_is_an_error(capsys, table: Path, tmp_path: Path, e
 
 def test_the_python_api_reads_a_string_as_comma_separated_names_and_checks_roles() -> None:
     data = from_mapping({"a": ["1", "1", "2", "2"], "b": ["x", "x", "y", "y"]})
-    result = api.anonymize(data, Config(qi="a,b", k=2, algorithm="exhaustive"))
+    result = api.anonymize(data, Config(qi="a,b", k=2, algorithm="exhaustive", keep_unnamed=True))
     assert result.report["quasi_identifiers"] == ["a", "b"]
     with pytest.raises(InputError, match="two roles"):
-        api.anonymize(data, Config(qi=["a"], identifiers=["a"], k=2))
+        api.anonymize(data, Config(qi=["a"], identifiers=["a"], k=2, keep_unnamed=True))
 
 
 # --- columns that look like identifiers ----------------------------------------------------------------------
@@ -127,13 +130,13 @@ def test_strict_turns_the_warning_into_an_error_and_writes_nothing(capsys, table
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv"]
     data = read_csv(table)
     with pytest.raises(InputError, match="claim_id"):
-        api.anonymize(data, Config(qi=["sex", "age"], identifiers=["name"], k=2, strict=True))
+        api.anonymize(data, Config(qi=["sex", "age"], identifiers=["name"], k=2, strict=True, keep_unnamed=True))
 
 
 def test_a_nearly_unique_column_is_flagged_even_with_a_harmless_name() -> None:
     values = [f"v{i}" for i in range(95)] + ["v0"] * 5  # 95 distinct of 100
     data = from_mapping({"q": ["a", "b"] * 50, "notes": values, "group": ["g1", "g2"] * 50})
-    found = roles.unnamed_columns(data, Config(qi=["q"], k=2))
+    found = roles.unnamed_columns(data, Config(qi=["q"], k=2, keep_unnamed=True))
     assert found == [{"column": "notes", "reason": "95% distinct values"}]
 
 
@@ -155,7 +158,7 @@ def test_limits_must_be_finite_and_positive(capsys, table: Path, tmp_path: Path,
 def test_the_python_api_applies_the_same_limits(settings: dict) -> None:
     data = from_mapping({"a": ["1", "1", "2", "2"]})
     with pytest.raises(InputError):
-        api.anonymize(data, Config(qi=["a"], **{"k": 2, **settings}))
+        api.anonymize(data, Config(qi=["a"], **{"k": 2, **settings}, keep_unnamed=True))
 
 
 def test_reports_never_hold_nan_or_infinity(capsys, table: Path, tmp_path: Path) -> None:
@@ -277,7 +280,7 @@ def test_version(capsys) -> None:
     assert capsys.readouterr().out.strip() == f"kgen {version('kgen')}"
 
 
-@pytest.mark.parametrize("command", ["anonymize", "check", "apply", "demo"])
+@pytest.mark.parametrize("command", ["anonymize", "--keep-unnamed", "check", "apply", "demo"])
 def test_help_shows_every_default(command: str) -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices[command]

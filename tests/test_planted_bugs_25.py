@@ -128,13 +128,14 @@ def optimality_table() -> dict[str, list[str]]:
 def test_an_exact_search_stopped_by_its_budget_claims_optimal_only_when_its_bound_proves_it(algorithm: str) -> None:
     base = {"qi": ["a", "b", "c"], "k": 3, "suppression": 0.05, "algorithm": algorithm,
             "hierarchies": {"a": "intervals:2,4", "b": "intervals:2", "c": "flat"}}
-    full = anonymize(from_mapping(optimality_table()), Config(**base))  # type: ignore[arg-type]
+    full = anonymize(from_mapping(optimality_table()), Config(**base, keep_unnamed=True))  # type: ignore[arg-type]
     optimum = full.report["loss"]
     assert full.report["optimal"] is True and full.report["lower_bound"] == optimum  # tight where exact
     claims = []
     for budget in range(1, full.search.evaluations):
         try:
-            cut = anonymize(from_mapping(optimality_table()), Config(**base, max_evaluations=budget))  # type: ignore[arg-type]
+            cut = anonymize(from_mapping(optimality_table()), Config(**base, max_evaluations=budget,
+                                                                     keep_unnamed=True))  # type: ignore[arg-type]
         except NoSolutionError:
             continue
         report = cut.report

@@ -121,11 +121,10 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     r = report
     attributes = r["attributes"]
     q = len(attributes)
-    lines = [
-        f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs",
-        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows); "
-        + released_text(r),
-    ]
+    limit = f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows)"
+    counts = released_text(r)
+    lines = [f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs"]
+    lines += [f"{limit}; {counts}"] if len(limit) + len(counts) + 2 <= width else [limit, f"  {counts}"]
     if len(r.get("models") or []) > 1:  # beyond k-anonymity, which the line above states
         lines.append(cut("  models: " + "; ".join(privacy.summary_words(r["models"])), width))
     lines += node_lines(attributes, width)

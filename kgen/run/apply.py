@@ -275,22 +275,15 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         A folder of `*hierarchy_<QI>.csv` files, for older reports that name their hierarchy files.
     suppression
         The suppression limit (a fraction of rows); default: the report's.
-    drop_suppressed
-        Leave suppressed rows out of the release.
-    allow_k1
-        Apply a report whose k is 1 (it protects no one; refused otherwise).
-    strict
-        Warnings (a kept column that looks like an identifier) become errors.
+    drop_suppressed, allow_k1, strict
+        Leave suppressed rows out; apply a report whose k is 1 (refused otherwise); make warnings errors.
     keep, keep_unnamed
-        Columns of the new data released as they are, besides those the report kept (`keep`, `keep_unnamed`):
-        a column no role names is refused, as in `kgen.anonymize`.
-    source
-        How messages name a report given as a mapping (default: its path, or "report").
-    invocation
-        How the run was started, for the provenance (the command line passes its argv).
+        Columns released as they are besides the report's (a column with no role is refused).
+    source, invocation
+        How messages name a report given as a mapping (default: its path, or "report"); how the run was
+        started, for the provenance (the command line passes its argv).
     warn
-        Called with each warning (the command line prints them); without it they are Python warnings
-        (`kgen.IdentifierWarning`).
+        Called with each warning; without it they are Python warnings (`kgen.IdentifierWarning`).
 
     Returns
     -------
