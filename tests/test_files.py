@@ -43,7 +43,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
 
 
 def anonymize(capsys: pytest.CaptureFixture[str], source: Path, output: Path, *extra: object) -> tuple[int, str]:
-    return run(capsys, "anonymize", source, "--qi", "age,zip", "--k", "2", "--output", output, "--quiet", *extra)
+    return run(capsys, "anonymize",
+               "--allow-k1",
+               "--keep-unnamed", source, "--qi", "age,zip", "--k", "2", "--output", output, "--quiet", *extra)
 
 
 @pytest.fixture

@@ -303,7 +303,8 @@ QI_ARG = ",".join(poker.QIS)
 @pytest.mark.slow  # over 4 s: runs in .ci/run's second step
 def test_kgen_mondrian_writes_a_verified_release_and_report_that_kgen_check_accepts(tmp_path):
     poker.write_csv(tmp_path / "poker.csv", rows=4000, seed=1)
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
+    done = kgen("mondrian",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "poker_mondrian.json").read_text())

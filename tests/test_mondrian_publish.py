@@ -135,7 +135,7 @@ def test_unreadable_input_is_one_line_without_data(tmp_path: Path, case: str) ->
         path.write_text("age,zip\n", encoding="utf-8")
     else:
         path.write_text(f"age,zip\n30,1\n31,{secret},9\n32,3\n", encoding="utf-8")
-    code, out, err = run_cli("mondrian", str(path), "--qi", "age,zip", "--k", "2", "--output",
+    code, out, err = run_cli("mondrian", "--keep-unnamed", str(path), "--qi", "age,zip", "--k", "2", "--output",
                              str(tmp_path / "out.csv"))
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -146,7 +146,7 @@ def test_unreadable_input_is_one_line_without_data(tmp_path: Path, case: str) ->
 def test_a_malformed_scheduler_is_refused_at_once(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv")
     started = time.monotonic()
-    code, _, err = run_cli("mondrian", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
+    code, _, err = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
                            "--scheduler", "tcp://no host:99999", "--output", str(tmp_path / "parts"))
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert time.monotonic() - started < 15
@@ -172,7 +172,7 @@ def test_a_silent_scheduler_is_exit_6_within_the_connect_timeout(tmp_path: Path)
     thread.start()
     try:
         started = time.monotonic()
-        code, _, err = run_cli("mondrian", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
+        code, _, err = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
                                "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}", "--connect-timeout", "2",
                                "--output", str(tmp_path / "parts"))
         assert code == ClusterError.exit_code == 6, err

@@ -101,7 +101,9 @@ def test_workers_run_the_drivers_interpreter_unless_the_user_chose_one():
 ])
 def test_engine_options_that_do_not_fit_are_one_line_exit_2(tmp_path, args, text):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--output", "out", *args, cwd=tmp_path)
+    done = kgen("mondrian",
+                "--allow-k1",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--output", "out", *args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert text in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["poker.csv"]
@@ -128,7 +130,8 @@ def test_missing_java_runtime_is_one_line_exit_2(tmp_path, pyspark, java_home):
     env["PATH"] = str(tmp_path / "bin")  # no java here; kgen runs from sys.executable's absolute path
     if java_home:
         env["JAVA_HOME"] = str(tmp_path / "bin")  # set, but without bin/java: Spark's launcher looks only there
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
+    done = kgen("mondrian",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
                 "--output", "out", cwd=tmp_path, env=env)
     assert done.returncode == 2, done.stderr
     assert "needs a Java runtime" in done.stderr and ("JAVA_HOME=" in done.stderr) == bool(java_home)

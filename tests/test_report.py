@@ -91,7 +91,7 @@ def test_the_command_line_runs_the_python_api(people: Path, tmp_path: Path, monk
         calls.append((config, kwargs))
         return original(data, config, *args, **kwargs)
 
-    monkeypatch.setattr(api, "anonymize", spy)
+    monkeypatch.setattr(api, "anonymize", "--keep-unnamed", spy)
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv", "--seed", "5")) == 0
     [(config, kwargs)] = calls
     assert config.k == 3 and config.seed == 5 and config.identifiers == ["name"]
