@@ -280,7 +280,7 @@ def test_apply_warns_about_new_unnamed_identifier_columns(small, tmp_path: Path,
                      + "\n")
     output = tmp_path / "o.csv"
     assert main(["apply", "--keep-unnamed", str(newer), "--report", str(path), "--output", str(output), "--quiet"]) == 0
-    assert "kgen: warning: column 'email' has no role" in capsys.readouterr().err
+    assert "kgen: warning: column 'email' is kept" in capsys.readouterr().err
     assert [u["column"] for u in json.loads(output.with_suffix(".json").read_text())["unnamed_columns"]] == ["email"]
     assert main(["apply",
                  "--keep-unnamed",

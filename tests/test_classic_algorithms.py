@@ -178,7 +178,7 @@ def small_tables(draw):
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
     metric = draw(st.sampled_from(["log", "dm", "aecs"]))
     return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=draw(st.booleans()),
-                           metric=metric, keep_unnamed=True)
+                           metric=metric, keep_unnamed=True, allow_k1=True)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

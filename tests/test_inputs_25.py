@@ -25,7 +25,7 @@ def people(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", ["apply", "--keep-unnamed", "check", "risk", "report"])
+@pytest.mark.parametrize("command", ["apply", "check", "risk", "report"])
 def test_a_fifo_given_as_a_report_is_refused_at_once(tmp_path: Path, command: str, capsys) -> None:
     data = people(tmp_path)
     fifo = tmp_path / "report.json"

@@ -80,7 +80,7 @@ def test_k_optimize_finds_the_least_cost_of_every_cut_point_choice(case):
         return
     expected = brute_force(columns, k, suppression)
     result = api.anonymize(columns, Config(qi=list(columns), k=k, suppression=suppression, algorithm="k-optimize",
-                                           keep_unnamed=True))
+                                           keep_unnamed=True, allow_k1=True))
     assert result.search.stopped == "complete"
     assert result.search.params["cost"] == expected
     assert result.report["dm"] == expected  # the released node costs what k-Optimize says
@@ -96,7 +96,7 @@ def test_k_optimize_is_exact_with_or_without_its_greedy_seed(case, seed):
     if not small_enough(columns):
         return
     oracle = cut_point_table(as_table(columns), Config(qi=list(columns), k=k, suppression=suppression,
-                                                       keep_unnamed=True)).oracle
+                                                       keep_unnamed=True, allow_k1=True)).oracle
     result = KOptimize(greedy_seed=seed).run(CutProblem(oracle), Limits())
     assert result.best.loss == brute_force(columns, k, suppression)
 

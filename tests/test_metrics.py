@@ -30,7 +30,7 @@ DATA = {"age": ["10", "20", "30", "70"], "c": ["a", "b", "c", "c"]}
 
 def evaluate(metric: str, node: tuple[int, ...], k: int, suppression: float = 1.0):
     config = Config(qi=["age", "c"], k=k, suppression=suppression, hierarchies={"age": AGE, "c": CAT},
-                    metric=metric, prune=False, keep_unnamed=True)
+                    metric=metric, prune=False, keep_unnamed=True, allow_k1=True)
     return prepare(from_mapping(DATA), config, require_feasible=False).evaluator.evaluate(node)
 
 
@@ -89,7 +89,7 @@ def test_every_metric_is_in_unit_range_and_monotone_when_nothing_is_suppressed(r
     data, hierarchies = random_table(rows)
     for metric in OBJECTIVES:
         config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False, suppression=1.0,
-                        keep_unnamed=True)
+                        keep_unnamed=True, allow_k1=True)
         evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
         results = {n: evaluator.evaluate(n) for n in NODES}
         assert all(0.0 <= e.loss <= 1.0 for e in results.values())
@@ -130,7 +130,7 @@ def test_each_objective_answers_its_declared_interface(rows: list, k: int, suppr
                  objective.from_summary)
         assert all(isinstance(flag, bool) for flag in flags)
         config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False,
-                        suppression=suppression, keep_unnamed=True)
+                        suppression=suppression, keep_unnamed=True, allow_k1=True)
         evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
         table = evaluator.table
         for node in NODES:
@@ -160,7 +160,7 @@ def test_exact_searches_agree_with_exhaustive_for_every_metric(rows: list, k: in
     evaluator says it is monotone."""
     data, hierarchies = random_table(rows)
     config = Config(qi=["x", "y"], k=k, suppression=suppression, hierarchies=hierarchies, metric=metric,
-                    sensitive=["s"], prune=False, keep_unnamed=True)
+                    sensitive=["s"], prune=False, keep_unnamed=True, allow_k1=True)
     prepared = prepare(from_mapping(data), config, require_feasible=False)
     exact = [make_search(name) for name, search in REGISTRY.items() if search.exact and name != "exhaustive"]
     reference = Exhaustive().run(prepared.problem(), Limits()).best

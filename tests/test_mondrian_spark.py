@@ -67,7 +67,7 @@ def table(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def spec(table) -> Spec:
-    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS")
+    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
 
 
 def kgen(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -183,7 +183,8 @@ def test_spark_engine_matches_the_serial_run_and_reports_a_small_fragment_as_no_
         assert Path(a.path).read_bytes() == Path(b.path).read_bytes()
     assert summary(spec, [t.result for t in run.tasks]) == summary(spec, [t.result for t in serial.tasks])
     assert set(run.seconds) == {"plan", "cluster_start", "tasks", "total", "total_without_cluster_start"}
-    big_k = build_spec(Source(table), list(poker.QIS), 2500, 1)  # 8000 rows: a quarter cannot hold 2500
+    big_k = build_spec(Source(table), list(poker.QIS), 2500, 1,
+                       keep_unnamed=True)  # 8000 rows: a quarter cannot hold 2500
     (tmp_path / "small").mkdir()
     with pytest.raises(NoSolutionError, match="fragment .* too small") as caught:
         anonymize_distributed(table, big_k, tmp_path / "small", 4, "quantile", 0.01, seed=1, engine="spark")

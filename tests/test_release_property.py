@@ -69,7 +69,8 @@ def test_every_table_anonymize_writes_passes_check(case: dict) -> None:
         write_csv(source, case["columns"], case["separator"])
         qi, k, t = ",".join(case["qis"]), str(case["k"]), str(case["t"])
         arguments = ["anonymize",
-                     "--keep-unnamed", str(source), "--qi", qi, "--identifier", "id", "--k", k, "--suppression", t,
+                     "--keep-unnamed", str(source), "--qi", qi, "--identifier", "id", "--k", k,
+                     "--allow-k1", "--suppression", t,
                      "--output", str(output), "--quiet"]
         for spec in case["hierarchies"]:
             arguments += ["--hierarchy", spec]

@@ -49,36 +49,35 @@ EVERY_OPTION = [
     "anonymize", "--keep-unnamed", "in.csv", "--qi", "a,b", "--k", "3", "--suppression", "0.1", "--identifier", "i",
     "--sensitive", "s", "--l", "2", "--l-variant", "recursive", "--c", "3", "--t-closeness", "0.5",
     "--t-distance", "ordered", "--metric", "dm", "--hierarchy", "a=decimal", "--hierarchy-dir", "hierarchies",
-    "--missing", "x", "--algorithm", "ola", "--population", "10", "--seed", "7", "--max-evaluations", "9",
+    "--missing", "x", "--algorithm", "ola", "--ga-population", "10", "--seed", "7", "--max-evaluations", "9",
     "--time-limit", "5", "--kernel", "bitset", "--no-prune", "--drop-suppressed", "--jobs", "2",
     "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--batch-size", "4", "--connect-timeout", "3",
-    "--strict", "--device", "array", "--no-bound", "--partitioned",
+    "--strict", "--device", "array", "--no-bound", "--partitioned", "--keep", "c", "--allow-k1", "--encoding",
+    "latin-1",
 ]
 
 
 def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
     config = options.config_from_args(cli.build_parser().parse_args(EVERY_OPTION))
-    defaults = Config(qi=["a", "b"], keep_unnamed=True)
+    defaults = Config(qi=["a", "b"])
     unset = [f.name for f in dataclasses.fields(Config)
              if f.name != "qi" and getattr(config, f.name) == getattr(defaults, f.name)]
     assert unset == [], f"Config fields that no option of 'kgen anonymize' sets: {unset}"
     assert config.qi == ["a", "b"] and config.identifiers == ["i"] and config.hierarchies == {"a": "decimal"}
-    assert config.missing == ("x",) and config.options == {"population": 10}
+    assert config.missing == ("x",) and config.options == {"ga_population": 10}
     assert config.prune is False and config.bound is False and config.partitioned is True
 
 
 def test_options_left_out_give_the_config_defaults() -> None:
-    config = options.config_from_args(cli.build_parser().parse_args(["anonymize",
-                                                                     "--keep-unnamed",
-                                                                     "in.csv", "--qi", "a", "--k", "2"]))
-    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[], keep_unnamed=True)
+    config = options.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
+    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[])
 
 
 def test_the_demo_builds_its_config_from_its_options_too() -> None:
     args = cli.build_parser().parse_args(["demo", "--k", "7", "--seed", "3", "--algorithm", "ola", "--strict"])
     config = options.config_from_args(args, qi=demo.DEMO_QIS, hierarchy_dir="data")
     assert config == Config(qi=demo.DEMO_QIS, k=7, suppression=0.01, hierarchy_dir="data", algorithm="ola", seed=3,
-                            strict=True, keep_unnamed=True)
+                            strict=True)
 
 
 # --- the run path -------------------------------------------------------------------------------------------------
@@ -91,7 +90,7 @@ def test_the_command_line_runs_the_python_api(people: Path, tmp_path: Path, monk
         calls.append((config, kwargs))
         return original(data, config, *args, **kwargs)
 
-    monkeypatch.setattr(api, "anonymize", "--keep-unnamed", spy)
+    monkeypatch.setattr(api, "anonymize", spy)
     assert cli.main(anonymize_argv(people, tmp_path / "out.csv", "--seed", "5")) == 0
     [(config, kwargs)] = calls
     assert config.k == 3 and config.seed == 5 and config.identifiers == ["name"]
@@ -128,7 +127,7 @@ def test_the_api_warns_before_the_search_and_tells_the_progress_its_limits() -> 
                     keep_unnamed=True)
     result = api.anonymize(table_with_an_id_column(), config, Recorder(events),
                            warn=lambda message: events.append(("warn", message)))
-    assert events[0][0] == "warn" and "'id' has no role" in events[0][1]
+    assert events[0][0] == "warn" and "'id' is kept" in events[0][1]
     kgen_budget = 5000  # no --max-evaluations: the GA's own budget ends the search
     assert events[1] == ("begin", kgen_budget, 60, result.report["box"]["size"])
     assert events[-1] == ("close",) and ("progress", result.search.evaluations) in events

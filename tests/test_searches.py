@@ -166,7 +166,8 @@ def small_tables(draw):
     k = draw(st.integers(1, min(4, n)))
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
     prune = draw(st.booleans())
-    return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=prune, keep_unnamed=True)
+    return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=prune, keep_unnamed=True,
+                           allow_k1=True)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -463,7 +464,7 @@ def test_cli_passes_ga_options_and_the_report_records_them(tmp_path, adult_csv, 
     out = tmp_path / "out.csv"
     code = cli.main(["anonymize",
                      "--keep-unnamed", str(adult_csv), "--qi", "sex,age,race", "--hierarchy-dir", str(adult_dir),
-                     "--k", "5", "--algorithm", "kgen", "--preset", "kgen+", "--population", "12",
+                     "--k", "5", "--algorithm", "kgen", "--preset", "kgen+", "--ga-population", "12",
                      "--selection", "roulette", "--max-evaluations", "30", "--seed", "4", "--output", str(out),
                      "--quiet"])
     assert code == 0
@@ -477,7 +478,7 @@ def test_cli_passes_ga_options_and_the_report_records_them(tmp_path, adult_csv, 
 def test_cli_refuses_ga_options_for_other_algorithms(tmp_path, capsys, adult_csv, adult_dir):
     code = cli.main(["anonymize",
                      "--keep-unnamed", str(adult_csv), "--qi", "sex,age", "--hierarchy-dir", str(adult_dir),
-                     "--k", "5", "--algorithm", "ola", "--population", "12", "--output", str(tmp_path / "o.csv")])
+                     "--k", "5", "--algorithm", "ola", "--ga-population", "12", "--output", str(tmp_path / "o.csv")])
     assert code == 2
     assert "population" in capsys.readouterr().err
 

@@ -73,11 +73,11 @@ class Settings:
         flat) or a `lattice.hierarchy.Hierarchy` (`kgen.io.hierarchies`); from `--hierarchy COL=SPEC`.
     hierarchy_dir : str or None
         A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
+    missing : sequence of str
+        The tokens that mean "missing" (default: empty, `?`, `NA`).
     encoding : str
         The text encoding of a CSV path given as data (`--encoding`): utf-8 (default, with or without a
         byte-order mark), latin-1, cp1252 or utf-16 (with its byte-order mark).
-    missing : sequence of str
-        The tokens that mean "missing" (default: empty, `?`, `NA`).
     algorithm : str
         The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
     options : mapping of str to object
