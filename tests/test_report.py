@@ -70,7 +70,7 @@ def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
 
 def test_options_left_out_give_the_config_defaults() -> None:
     config = options.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
-    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[])
+    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[], keep=[])
 
 
 def test_the_demo_builds_its_config_from_its_options_too() -> None:
