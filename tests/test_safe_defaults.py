@@ -212,6 +212,25 @@ def test_the_public_report_of_the_api_and_of_apply(tmp_path: Path) -> None:
     assert "hierarchy_specs" not in applied.public_report() and applied.public_report()["public"] is True
 
 
+def test_apply_and_mondrian_write_a_public_report_too(published: dict) -> None:
+    p = published
+    folder = p["folder"]
+    applied = folder / "public-apply.json"
+    assert run("apply", (folder / "t.csv").resolve(), "--report", (folder / "o.json").resolve(), "--output",
+               (folder / "a.csv").resolve(), "--public-report", applied.resolve(), "--quiet") == 0
+    public = json.loads(applied.read_text(encoding="utf-8"))
+    assert public["applied_report"] == "o.json" and leaks(public, folder / "a.csv", p["inputs"], folder) == []
+    pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    mondrian = folder / "public-mondrian.json"
+    assert run("mondrian", (folder / "t.csv").resolve(), "--qi", "age,zip", "--k", "2", "--identifier", "name",
+               "--keep", "dx,city", "--output", (folder / "m.csv").resolve(), "--public-report", mondrian.resolve(),
+               "--quiet") == 0
+    public = json.loads(mondrian.read_text(encoding="utf-8"))
+    assert public["verified"]["passed"] is True and leaks(public, folder / "m.csv", p["inputs"], folder) == []
+    assert json.loads((folder / "m.json").read_text(encoding="utf-8"))["provenance"]["public_report"]["sha256"]
+
+
 # --- 4. consistent words -------------------------------------------------------------------------------------
 
 
