@@ -256,7 +256,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prefix cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with ' "
                              "(OWASP); without it such cells are kept exact and a warning is printed")
     parser.add_argument("--strict", action="store_true",
-                        help="treat warnings (an unnamed column that looks like an identifier, formula cells, "
+                        help="treat warnings (a kept column that looks like an identifier, formula cells, "
                              "more jobs than cores) as errors (exit 2)")
 
 
