@@ -52,6 +52,13 @@ class ClusterError(InputError):
     exit_code = ExitCode.CLUSTER
 
 
+class OutOfMemoryError(InputError):
+    """The run cannot fit in the memory this process may use (RLIMIT_AS, the cgroup's limit), or ran out of it
+    in a form that is not a MemoryError (a thread that cannot start, an extension that cannot be mapped): exit 5."""
+
+    exit_code = ExitCode.OUT_OF_MEMORY
+
+
 class OutputBusyError(InputError):
     """Another kgen run holds the lock on an output for longer than this run may wait (exit 7)."""
 
@@ -71,4 +78,4 @@ class IdentifierWarning(KgenWarning):
 
 
 __all__ = ["ArgumentError", "ChecksumError", "ClusterError", "ExitCode", "IdentifierWarning", "InputError",
-           "KgenWarning", "NoSolutionError", "OutputBusyError", "ReleaseCheckError"]
+           "KgenWarning", "NoSolutionError", "OutOfMemoryError", "OutputBusyError", "ReleaseCheckError"]

@@ -64,6 +64,7 @@ def run_apply(args: argparse.Namespace) -> int:
     saved = applying.load_report(args.report)
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
+    protected += [args.config] if getattr(args, "config", None) else []  # the --config file is an input too
     for target in (output, report) + ((Path(args.public_report),) if args.public_report else ()):
         check_target(target, protected)
     if args.verify_release:
@@ -72,11 +73,15 @@ def run_apply(args: argparse.Namespace) -> int:
         if not args.quiet:
             print("\n".join(verified))
     table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]), args.encoding)
+    told: list[str] = []
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
                              keep=args.keep, keep_unnamed=args.keep_unnamed, source=args.report,
-                             invocation=args.invocation, warn=warn)
+                             invocation=args.invocation, warn=told.append,
+                             allow_changed_hierarchies=args.allow_changed_hierarchies)
     table, r = applied.release, applied.report
+    for message in told + [m for m in r.get("warnings", []) if m not in told]:  # the run's, then the apply's
+        warn(message)
     if not applied.holds:  # nothing is written: a release beyond the limit is not a release of this model
         print(f"kgen: error: {args.input}: the privacy model of {args.report} does not hold within the suppression "
               f"limit: {r['suppressed']} rows are in classes that break it, {r['max_suppressed_rows']} may be "
@@ -111,6 +116,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     encoding_option(apply)
     allow_k1_option(apply, "apply a report whose k is 1 (it protects no one; refused without this)")
     keep_options(apply)
+    apply.add_argument("--allow-changed-hierarchies", action="store_true",
+                       help="apply even when a hierarchy file's SHA-256 differs from the report's record "
+                            "(refused without this; named in the warnings)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     apply.add_argument("--verify-release", metavar="FILE",
                        help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")

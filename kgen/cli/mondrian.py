@@ -18,6 +18,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,26 +34,26 @@ from kgen.cli.options import (
     number,
     output_options,
     parse_hierarchies,
+    privacy_options,
     public_report_option,
     qi_option,
     quiet_option,
     seed_option,
     sensitive_option,
 )
-from kgen.io.files import check_target, output_lock, same_file
+from kgen.io.files import check_target, same_file
 from kgen.io.hierarchies import find_in_dir
 from kgen.report import provenance
 from kgen.report.build import to_json
-from kgen.report.publish import attach_public, publish
-from kgen.report.risk import risk_report
+from kgen.report.publish import publish, publish_parts
+from kgen.report.risk import sizes_report
 from kgen.runners import parallel
 from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 if TYPE_CHECKING:
-    import pandas as pd
 
-    from kgen.mondrian.core import Spec
+    from kgen.mondrian.core import FragmentResult, Spec
     from kgen.mondrian.storage import Source
 
 # the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
@@ -134,12 +136,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check.set_defaults(run=run_check)
 
 
+def distinct_l(args: argparse.Namespace) -> object:
+    """Mondrian's l (distinct l-diversity, a whole number): 1 when --l is not given; `--l 2` parses as the
+    number 2.0 (l is real for entropy l-diversity), given to the engine as 2; a fraction is refused there."""
+    if args.l is None:
+        return 1
+    return int(args.l) if float(args.l).is_integer() else args.l
+
+
 def mondrian_model_options(parser: argparse.ArgumentParser) -> None:
     """The options `kgen mondrian` and `mondrian-check` share: the model and how each QI is generalized."""
     qi_option(parser)
-    parser.add_argument("--k", required=True, type=number(int, "k"), help="k of k-anonymity")
+    privacy_options(parser, only=("k", "l"))  # Mondrian enforces k and distinct l-diversity
     sensitive_option(parser, "the sensitive column of --l (one)")
-    parser.add_argument("--l", type=number(int, "l"), default=1, help="distinct l-diversity of --sensitive")
     parser.add_argument("--generalization", action="append", default=[], metavar="[COL=]KIND",
                         help="hierarchy, prefix, set or interval, for every QI or COL=KIND for one (default: "
                              "hierarchy where given, interval for numbers, set otherwise)")
@@ -245,8 +254,8 @@ def run_mondrian(args: argparse.Namespace) -> int:
     if args.k == 1 and not args.allow_k1:  # the message of Config.check, which Mondrian does not build
         raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 to release it anyway")
     warnings: list[str] = []
-    spec = build_spec(source, args.qi, args.k, args.l, sensitive_of(args), expanded_strategies(args), hierarchies,
-                      None, args.identifiers, args.keep, args.keep_unnamed, warn=warnings.append)
+    spec = build_spec(source, args.qi, args.k, distinct_l(args), sensitive_of(args), expanded_strategies(args),
+                      hierarchies, None, args.identifiers, args.keep, args.keep_unnamed, warn=warnings.append)
     for message in warnings:
         warn(message)
     args.warnings = warnings
@@ -285,9 +294,9 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
         raise InputError("has a header but no data rows: nothing to anonymize", file=args.input)
     result = anonymize_fragment(frame, spec, where=args.input)
     metrics = summary(spec, [result])
-    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started})
-    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
-    body["risk"] = release_risk(result.release, spec)
+    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started},
+                     provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                     risk=release_risk([result], spec))
 
     def verify(written: Path) -> dict:
         verdict = check_release(args.input, written, **check)
@@ -302,12 +311,13 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
     return body
 
 
-def release_risk(release: pd.DataFrame, spec: Spec) -> dict:
-    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk`): one definition."""
-    from kgen.io.table import from_dataframe  # optional dependency: pandas (the release is a DataFrame)
+def release_risk(results: Sequence[FragmentResult], spec: Spec) -> dict:
+    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk.sizes_report`: one
+    definition), from the class sizes the fragments recorded: no second grouping of the release."""
+    from kgen.mondrian.core import class_sizes  # optional dependency: pandas, pyarrow (the Mondrian engine)
 
-    table = from_dataframe(release.astype(str))
-    return risk_report(table, [q.name for q in spec.qis])
+    sizes = class_sizes(results)
+    return sizes_report(sizes, int(sizes.sum()), 0, [q.name for q in spec.qis])
 
 
 def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Source, output: Path, report: Path,
@@ -346,18 +356,18 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
                      for t, c in zip(run.tasks, run.conditions)]
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
-                         engine=args.engine, scheduler=_cluster(args), fragments=fragments)
-        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
+                         engine=args.engine, scheduler=_cluster(args), fragments=fragments,
+                         provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                         risk=release_risk([t.result for t in run.tasks], spec))
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
         if not verdict.passed:
             raise ReleaseCheckError(f"the written release failed its independent check: {verdict.problems[0]}"
                                     "; nothing was published", file=str(output))
         (temporary / ".report.json").unlink()
-        body["verified"] = {"checker": "kgen.check.mondrian, on the written parts", "passed": True,
-                            "rows": verdict.rows, "classes": verdict.classes,
-                            "smallest_class": verdict.smallest_class}
-        publish_parts(temporary, output, report, body, protected,
+        verified = {"checker": "kgen.check.mondrian, on the written parts", "passed": True, "rows": verdict.rows,
+                    "classes": verdict.classes, "smallest_class": verdict.smallest_class}
+        publish_parts(FolderParts(temporary, str(output), verified), output, report, body, protected,
                       Path(args.public_report) if args.public_report else None)
     finally:
         if temporary.exists():
@@ -372,25 +382,36 @@ def _cluster(args: argparse.Namespace) -> str:
     return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
-def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str],
-                  public: Path | None = None) -> None:
-    """The checked folder of parts and its report (and the public report) published together, under the
-    output lock: never a release without its report, never a report beside another run's parts."""
-    with output_lock([output, report] + ([public] if public is not None else [])):
-        if output.exists():
-            raise InputError("already exists: another run published it first", file=str(output))
-        check_target(report, protected)
-        if public is not None:
-            check_target(public, protected)
-        text = attach_public(body, public) if public is not None else None
-        os.replace(temporary, output)
-        try:
-            if text is not None and public is not None:
-                public.write_text(text, encoding="utf-8")
-            report.write_text(to_json(body), encoding="utf-8")
-        except OSError as error:
-            shutil.rmtree(output, ignore_errors=True)  # never a release without its report
-            raise InputError(f"cannot be written: {error.strerror or error}", file=str(report)) from None
+@dataclass(frozen=True)
+class FolderPart:
+    temp: str
+    final: str
+
+
+@dataclass
+class FolderParts:
+    """A distributed Mondrian release: checked parts in a temporary folder, published by renaming the folder
+    to `folder` (the `Parts` that `kgen.report.publish.publish_parts`, the one publish of part releases, takes)."""
+
+    temporary: Path
+    folder: str
+    verified: dict
+    parts: list[FolderPart] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.parts = [FolderPart(str(p), str(Path(self.folder) / p.name))
+                      for p in sorted(self.temporary.iterdir()) if not p.name.startswith(".")]
+
+    def publish(self) -> None:
+        if Path(self.folder).exists():
+            raise InputError("already exists: another run published it first", file=self.folder)
+        os.replace(self.temporary, self.folder)
+
+    def unpublish(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)  # never a release without its report
+
+    def discard(self) -> None:
+        shutil.rmtree(self.temporary, ignore_errors=True)
 
 
 def describe_run(body: dict, output: Path, report: Path) -> str:
@@ -421,12 +442,12 @@ def run_check(args: argparse.Namespace) -> int:
     from kgen.check.mondrian import check_release  # optional dependency: pandas (Mondrian's checker)
 
     strategies = expanded_strategies(args) or {}
-    verdict = check_release(args.original, args.release, args.qi, args.k, args.l, sensitive_of(args), strategies,
-                            hierarchy_files(args), args.identifiers, args.report)
+    verdict = check_release(args.original, args.release, args.qi, args.k, distinct_l(args), sensitive_of(args),
+                            strategies, hierarchy_files(args), args.identifiers, args.report)
     status = "PASS" if verdict.passed else "FAIL"
     l_text = f", distinct l {verdict.min_distinct_l}" if verdict.min_distinct_l is not None else ""
     print(f"{status}: {args.release}: {verdict.rows} rows in {verdict.parts} part(s), {verdict.classes} classes, "
-          f"smallest {verdict.smallest_class}{l_text}, DP {verdict.dp}; k = {args.k}, l = {args.l}")
+          f"smallest {verdict.smallest_class}{l_text}, DP {verdict.dp}; k = {args.k}, l = {distinct_l(args)}")
     for problem in verdict.problems[:20]:
         print(f"  {problem}")
     return 0 if verdict.passed else 1

@@ -28,9 +28,11 @@ from fitness import privacy
 from fitness.models import KAnonymity
 from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
+from kgen.check.rules import rules_from_models
 from kgen.check.verify import ReleaseCheckError
 from kgen.io.roles import require_roles
 from kgen.report import provenance
+from kgen.report import risk as risking
 from kgen.report.build import partitioned_report
 from kgen.report.publish import write_release
 from kgen.run.algorithms import CUT_POINT, make_search
@@ -159,24 +161,21 @@ def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 <
     # every part built (on its worker: only its row count comes back) before the raw values go
     client.gather([client.submit(getattr, f, "n", workers=[w], pure=False) for f, w in zip(parts, workers)])
     del local, raw
-    models = [_k(config.k)]
+    # every model asked for (a size rule beside k, e.g. estimated k-map, is evaluated too; `validate` refused
+    # the models that need more than class sizes)
+    models = privacy.build_models(config.model_values(), config.sensitive)
     evaluator = PartitionedEvaluator(client, parts, workers, domain, models, config.suppression,
                                      make_objective(config.metric), batch_bytes=batch_bytes, part_rows=max(rows))
     heights = domain.heights
     if not evaluator.feasible(heights):
         top = evaluator.evaluate(heights)
         need = math.ceil(top.suppressed / n * 10_000 - 1e-9) / 10_000
-        raise NoSolutionError(f"no transformation satisfies k = {config.k} with suppression limit "
+        raise NoSolutionError(f"no transformation satisfies k = {evaluator.k} with suppression limit "
                               f"{config.suppression:.2%} ({evaluator.max_suppressed} of {n} rows): the most general "
                               f"node suppresses {top.suppressed} rows; raise --suppression to at least {need:.4f}",
                               file=source.name)
     box = Box(minimum_levels(heights, evaluator.feasible), heights) if config.prune else Box.full(heights)
     return Prepared(source, domain, parts, workers, offsets, rows, evaluator, box, time.perf_counter() - started)
-
-
-def _k(k: int) -> Any:
-
-    return KAnonymity(k)
 
 
 def search(prepared: Prepared, config: Config, progress: Callable[[int, object], None] | None = None) -> SearchResult:
@@ -285,16 +284,16 @@ def _run_on(client: Any, source: Source, config: Config, output: str | None,
     released = time.perf_counter()
     written, check = _release_and_check(client, prepared, config, result.best.node, output)
     try:
-        report = partitioned_report(prepared, config, result, written, check, output)
-        report["provenance"] = provenance.build(config, SimpleNamespace(source=None, n=prepared.domain.n,
-                                                                        columns=list(source.columns)),
-                                                prepared.domain.sources, prepared.domain.hierarchies,
-                                                invocation)
-        report["provenance"]["input"] = partition_files(source)
-        report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
-                                            "search": round(result.seconds, 3),
-                                            "release_and_check": round(time.perf_counter() - released, 3),
-                                            "total": round(time.perf_counter() - started, 3)}
+        risk = risking.sizes_report(prepared.evaluator.class_sizes(result.best.node), prepared.domain.n,
+                                    result.best.suppressed, config.qi)
+        table = SimpleNamespace(source=None, n=prepared.domain.n, columns=list(source.columns))
+        record = provenance.build(config, table, prepared.domain.sources, prepared.domain.hierarchies, invocation)
+        record["input"] = partition_files(source)
+        seconds = {"prepare": round(prepared.seconds, 3), "search": round(result.seconds, 3),
+                   "release_and_check": round(time.perf_counter() - released, 3),
+                   "total": round(time.perf_counter() - started, 3)}
+        report = partitioned_report(prepared, config, result, written, check, output, risk=risk,
+                                    provenance_record=record, seconds=seconds)
     except BaseException:
         discard(written)
         raise
@@ -317,7 +316,9 @@ def _release_and_check(client: Any, prepared: Prepared, config: Config, node: tu
     if output is None:
         return [], None
     written = release(client, prepared, config, node, output)
-    check = check_parts(client, [w.temp for w in written], config.qi, config.k,
+    # the least class size the checker derives on its own from the models (k, or an estimated k-map's k')
+    least, _ = rules_from_models([m.describe() for m in prepared.evaluator.models], dropped=False)
+    check = check_parts(client, [w.temp for w in written], config.qi, least,
                         0.0 if config.drop_suppressed else config.suppression, prepared.source.separator,
                         prepared.evaluator.reducers)
     if not check.passed:

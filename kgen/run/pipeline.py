@@ -166,7 +166,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     """
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
-    prepared = prepare(data, config, models, objective)
+    prepared = prepare(data, config, models, objective, progress=progress)
     emit_warnings(prepared.table, config, warn)
     result = search(prepared, progress)
     if result.stopped == Stopped.INTERRUPTED:

@@ -12,6 +12,7 @@ from kgen.io.roles import identifier_warning, kept_columns, named_like_identifie
 from kgen.io.table import Table
 from kgen.run.config import Config
 from kgen.runners import parallel
+from lattice.errors import MAX_NAMES
 
 NEARLY_UNIQUE = 0.9  # a column with at least this share of distinct values among all rows identifies rows
 
@@ -70,8 +71,13 @@ def identifier_warnings(table: Table, config: Config) -> list[str]:
 
 def run_warnings(table: Table, config: Config) -> list[str]:
     """What the run should warn about before searching (stderr and the report's `warnings`): kept columns
-    that look like identifiers, and more jobs than usable cores."""
+    that look like identifiers (a line per column, at most MAX_NAMES of them: the report lists them all), and
+    more jobs than usable cores."""
     warnings = identifier_warnings(table, config)
+    if len(warnings) > MAX_NAMES:
+        hidden = len(warnings) - MAX_NAMES
+        warnings = warnings[:MAX_NAMES] + [f"and {hidden} more kept columns look like identifiers; the report's "
+                                           "unnamed_columns lists them all"]
     if parallel.wants_parallel(config.jobs, config.backend) and not (config.backend == "dask" and config.scheduler):
         note = parallel.capped_jobs(config.jobs)[1]  # a remote cluster's cores are not ours to count
         if note is not None:
