@@ -296,7 +296,8 @@ def test_mondrian_risk_comes_from_the_recorded_class_sizes_and_equals_the_releas
     from kgen.report.risk import risk_report
 
     data = write_table(tmp_path / "people.csv", rows=300)
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "4", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "4", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     report = strict_json(tmp_path / "out.json")
     grouped = risk_report(read_csv(tmp_path / "out.csv"), ["age", "zip"])
