@@ -169,16 +169,16 @@ def test_the_formula_warning_names_at_most_ten_columns() -> None:
     assert len(warnings) == 1 and "c09" in warnings[0] and "c10" not in warnings[0] and "and 15 more" in warnings[0]
 
 
-def test_columns_without_a_role_are_at_most_ten_warnings_and_the_report_keeps_all() -> None:
+def test_kept_identifier_columns_are_at_most_ten_warnings_and_the_report_keeps_all() -> None:
     from kgen import Config, prepare
     from kgen.run.roles import run_warnings, unnamed_columns
 
     data = {"age": [str(20 + i % 3) for i in range(30)]} | {f"id{i:02d}": [f"{i}-{r}" for r in range(30)]
                                                            for i in range(25)}
-    config = Config(qi=["age"], k=2)
+    config = Config(qi=["age"], k=2, keep_unnamed=True)
     table = prepare(data, config).table
     warnings = run_warnings(table, config)
-    assert len(warnings) == 11 and warnings[-1].startswith("and 15 more columns")
+    assert len(warnings) == 11 and warnings[-1].startswith("and 15 more kept columns")
     assert len(unnamed_columns(table, config)) == 25
 
 
@@ -188,7 +188,7 @@ def test_the_models_that_break_are_named_at_most_ten() -> None:
     sensitive = [f"s{i:02d}" for i in range(14)]
     data = {"x": ["a", "a", "b", "b"]} | {s: ["1", "1", "1", "1"] for s in sensitive}
     config = Config(qi=["x"], k=1, l=2, l_variant="entropy", sensitive=sensitive, suppression=0.0,
-                    hierarchies={"x": "flat"})
+                    hierarchies={"x": "flat"}, allow_k1=True)
     with pytest.raises(NoSolutionError) as caught:
         anonymize(data, config)
     text = str(caught.value)

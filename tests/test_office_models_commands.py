@@ -95,7 +95,8 @@ def test_each_model_is_a_config_field_and_a_run_toml_key(adult_sample: Path, adu
     result = anonymize(str(adult_sample), config)
     assert result.report[field] == value
     toml = tmp_path / "run.toml"
-    lines = [f'qi = {json.dumps(QIS)}', "k = 1", 'sensitive = ["salary-class"]', "suppression = 0.02",
+    lines = [f'qi = {json.dumps(QIS)}', "k = 1", "allow-k1 = true", 'sensitive = ["salary-class"]',
+             "suppression = 0.02",
              'algorithm = "bestfirst"', f'hierarchy_dir = "{adult_dir}"', f"{field} = {value}"]
     lines += [f"{k} = {v}" for k, v in extra.items()]
     toml.write_text("\n".join(lines) + "\n")

@@ -311,17 +311,15 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         A folder of `*hierarchy_<QI>.csv` files, for older reports that name their hierarchy files.
     suppression
         The suppression limit (a fraction of rows); default: the report's.
-    drop_suppressed, allow_k1, strict
-        Leave suppressed rows out; apply a report whose k is 1 (refused otherwise); make warnings errors.
-    keep, keep_unnamed
-        Columns released as they are besides the report's (a column with no role is refused).
+    drop_suppressed, allow_k1, strict, allow_changed_hierarchies
+        Leave suppressed rows out; apply a report whose k is 1, or a hierarchy that is not the one the report
+        records (`hierarchy_changes`; a warning then); make warnings errors.
+    keep, keep_unnamed, warn
+        Columns released as they are besides the report's (a column with no role is refused); called with
+        each warning, else they are Python warnings (`kgen.IdentifierWarning`).
     source, invocation
         How messages name a report given as a mapping (default: its path, or "report"); how the run was
         started, for the provenance (the command line passes its argv).
-    warn
-        Called with each warning; without it they are Python warnings (`kgen.IdentifierWarning`).
-    allow_changed_hierarchies
-        Apply even when a hierarchy is not the one the report records (`hierarchy_changes`; then a warning).
 
     Returns
     -------
