@@ -48,13 +48,13 @@ ANONYMIZE_KEYS = (
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
-    "lower_bound", "gap", "optimal", "bound", "bound_seconds",
+    "lower_bound", "gap", "optimal", "bound", "bound_seconds", "local_recoding", "microaggregation",
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
     "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
     "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
-    "formula_cells", "risk", "provenance",
+    "formula_cells", "risk", "provenance", "local_recoding", "microaggregation",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
@@ -263,6 +263,8 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "unnamed_columns": recorded.unnamed,
         "warnings": list(recorded.warnings),
         "formula_cells": formula_record(released),
+        **recorded.release,  # a refined release's own suppressed rows and classes (local recoding)
+        **recorded.controls,
     }
 
 
