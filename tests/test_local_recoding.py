@@ -69,7 +69,8 @@ def runs(draw: st.DrawFn) -> tuple[dict, Config]:
     data = table(rng, draw(st.integers(40, 200)))
     model = draw(st.sampled_from(["k", "distinct", "entropy", "recursive", "t"]))
     fields: dict = {"k": draw(st.integers(2, 5)), "suppression": draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3])),
-                    "local_recoding": draw(st.sampled_from([True, True, True, False])), "metric": draw(st.sampled_from(["ncp", "log", "loss"])),
+                    "local_recoding": draw(st.sampled_from([True, True, True, False])),
+                    "metric": draw(st.sampled_from(["ncp", "log", "loss"])),
                     "drop_suppressed": draw(st.booleans())}
     if model in ("distinct", "entropy", "recursive"):
         fields |= {"l": 2, "l_variant": model, "c": 3.0 if model == "recursive" else None}
@@ -133,7 +134,7 @@ def assert_cells_are_generalizations(data: dict, cfg: Config, result: pipeline.R
         if not result.suppressed_rows[row]:
             key = tuple(released.column(q)[position] for q in cfg.qi if q not in cfg.microaggregate)
             classes.setdefault(key, []).append((position, row))
-    for name, function in cfg.microaggregate.items():
+    for name in cfg.microaggregate:
         column = released.column(name)
         for members in classes.values():
             values = {column[p] for p, _ in members}
@@ -163,8 +164,8 @@ def test_planted_bug_a_group_class_of_k_minus_1_rows_is_caught_by_the_checker(mo
     cfg = config(k=5, suppression=0.1, local_recoding=True)
     real = recoding.recode_rows
 
-    def planted(prepared, rows):  # release every row the round suppresses too, in its own small classes
-        found = real(prepared, rows)
+    def planted(prepared, rows, start):  # release every row the round suppresses too, in its own small classes
+        found = real(prepared, rows, start)
         if found is None:
             return None
         node, released = found

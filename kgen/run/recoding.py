@@ -1,14 +1,15 @@
 """Local recoding (issue 26, item 4): rows the global node suppresses are generalized again at a node of their own.
 
-After the search has chosen the global node, the rows it would suppress are searched again, alone: an exact
-search (bestfirst) over the lattice (up to the box's upper levels, from the bottom: the pre-pruning was for the
-whole table, and `kgen apply`, which does not pre-prune, then finds the same groups) finds the node at which
+After the search has chosen the global node, the rows it would suppress are searched again, alone, for a further
+generalization: among the nodes at or above the global node (up to the box's upper levels), the one at which
 those rows lose least (NCP, or Loss when the run minimizes Loss; a row still suppressed costs 1 per cell), its
 classes judged by the run's privacy models against the whole table (t-closeness keeps the whole table's
-reference: `fitness.models.restricted`). The rows it releases form a new group at that node; the rows it still
-suppresses are searched again, and so on, as ARX's iterative local recoding does, until a round releases
-nothing, fewer rows remain than the smallest class a model allows, or `MAX_GROUPS` groups exist. Suppression
-only ever shrinks, so the release stays within the limit.
+reference: `fitness.models.restricted`). That search is exact (bestfirst) when those nodes are at most
+`EXACT_NODES`, else a greedy climb from the global node (`climb`). The rows the node releases form a new group
+at that node; the rows it still suppresses are searched again, and so on, as ARX's iterative local recoding
+does, until a round releases nothing, fewer rows remain than the smallest class a model allows, or `MAX_GROUPS`
+groups exist. Suppression only ever shrinks, so the release stays within the limit; `kgen apply` starts from the
+same node and finds the same groups.
 
 A release forms its classes from the QI strings as written: two groups' rows with identical generalized tuples
 are one class. Merging classes keeps k, distinct and entropy l-diversity and t-closeness (each is kept by a
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fitness.evaluator import NodeEvaluator
+from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.models import restricted
 from fitness.objective import make_objective
 from fitness.partition import Partition
@@ -37,7 +38,8 @@ from lattice.box import Box
 from lattice.node import Node
 from lattice.search.base import Limits, Problem, run_search
 
-MAX_GROUPS = 16  # groups of rows (the global node's included): each is one more exact search of the box
+MAX_GROUPS = 16  # groups of rows (the global node's included): each is one more search
+EXACT_NODES = 4096  # a box of at most this many nodes above the global node is searched exactly
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +77,7 @@ def local_recoding(prepared: Prepared, node: Node, suppressed: np.ndarray) -> Re
         rows = np.flatnonzero(recoding.suppressed)
         if rows.size < max(floor, 1):
             break
-        found = recode_rows(prepared, rows)
+        found = recode_rows(prepared, rows, node)
         if found is None:
             break
         group = recoding.group.copy()
@@ -93,25 +95,47 @@ def subset_metric(metric: str) -> str:
     return "loss" if metric == "loss" else "ncp"
 
 
-def recode_rows(prepared: Prepared, rows: np.ndarray) -> tuple[Node, np.ndarray] | None:
-    """The node at which the rows `rows` alone lose least, and which of them it releases; None when it releases
-    none, or only as `*` in every QI (the same as suppressing them)."""
+def recode_rows(prepared: Prepared, rows: np.ndarray, start: Node) -> tuple[Node, np.ndarray] | None:
+    """The node, at `start` or above it, at which the rows `rows` alone lose least, and which of them it
+    releases; None when it releases none, or only as `*` in every QI (the same as suppressing them).
+
+    Exact (bestfirst) when the box from `start` to the upper levels has at most `EXACT_NODES` nodes, else a
+    greedy climb from `start` (`climb`): the loss here is not monotone, so an exact search evaluates every node
+    of its box."""
     config = prepared.config
     table = restricted(prepared.encoded, rows)
     evaluator = NodeEvaluator(table, prepared.evaluator.models, 1.0, make_objective(subset_metric(config.metric)),
                               config.kernel)
-    box = Box(tuple(0 for _ in prepared.heights), prepared.box.upper)  # not pre-pruned: that was for all rows
-    problem = Problem(evaluator, box, prepared.heights, evaluator.monotone_feasibility, evaluator.monotone_loss)
-    result = run_search(make_search("bestfirst"), problem, Limits(config.max_evaluations, config.time_limit,
-                                                                   config.seed))
-    if result.best is None:
+    box = Box(tuple(start), prepared.box.upper)
+    if box.size <= EXACT_NODES:
+        problem = Problem(evaluator, box, prepared.heights, evaluator.monotone_feasibility, evaluator.monotone_loss)
+        best = run_search(make_search("bestfirst"), problem, Limits(seed=config.seed)).best
+    else:
+        best = climb(evaluator, box)
+    if best is None:
         return None
-    node = tuple(result.best.node)
+    node = tuple(best.node)
     released = ~evaluator.suppressed_rows(node)
     starred = all(qi.labels[x] == (SUPPRESSED,) for qi, x in zip(prepared.encoded.qis, node))
     if not released.any() or starred:
         return None
     return node, released
+
+
+def climb(evaluator: NodeEvaluator, box: Box) -> Evaluation:
+    """From the box's lower corner to its top, one level at a time, each step to the successor of least loss
+    (the first in QI order on ties); the least loss met on the way. At most q levels a step: q * (sum of the
+    box's spans) evaluations, where an exact search could need every node."""
+    node = tuple(box.lower)
+    best = evaluator.evaluate(node)
+    while True:
+        successors = [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < box.upper[i]]
+        if not successors:
+            return best
+        step = min(evaluator.evaluate_many(successors), key=lambda e: e.loss)
+        node = tuple(step.node)
+        if step.loss < best.loss:
+            best = step
 
 
 def released_codes(prepared: Prepared, recoding: Recoding) -> list[tuple[np.ndarray, tuple[str, ...]]]:
