@@ -8,6 +8,7 @@ Planted bugs (a group's class of k - 1 rows; one row's microaggregated value cha
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -281,3 +282,36 @@ def test_apply_repeats_local_recoding_and_microaggregation_from_the_saved_report
 def test_local_recoding_and_microaggregation_are_refused_with_partitioned_runs() -> None:
     with pytest.raises(InputError, match="partitioned"):
         config(local_recoding=True, partitioned=True).check()
+
+
+def write_table(path: Path, data: dict[str, list[str]]) -> None:
+    lines = [",".join(data)] + [",".join(row) for row in zip(*data.values())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_command_line_run_toml_apply_and_html_carry_both_controls(tmp_path: Path, capsys) -> None:
+    from kgen.cli.main import main
+    from kgen.report import html
+
+    write_table(tmp_path / "in.csv", table(np.random.default_rng(3), 300))
+    hierarchy = [f"--hierarchy={name}={spec}" for name, spec in HIERARCHIES.items()]
+    code = main(["anonymize", str(tmp_path / "in.csv"), "--qi", "age,zip,income", "--k", "5", "--suppression",
+                 "0.1", *hierarchy, "--algorithm", "bestfirst", "--metric", "ncp", "--local-recoding",
+                 "--microaggregate", "income=mean", "--output", str(tmp_path / "out.csv")])
+    printed = capsys.readouterr().out
+    assert code == 0 and "local recoding:" in printed and "microaggregated income: class mean" in printed
+    report = json.loads((tmp_path / "out.json").read_text())
+    assert report["verified"]["passed"] and len(report["local_recoding"]["groups"]) >= 2
+    page = html.render(report)
+    assert "<h2>Local recoding</h2>" in page and "<h2>Microaggregation</h2>" in page
+    (tmp_path / "run.toml").write_text(
+        f'input = "{tmp_path / "in.csv"}"\nqi = ["age", "zip", "income"]\nk = 5\nsuppression = 0.1\n'
+        f'hierarchy = {json.dumps([h.split("=", 1)[1] for h in hierarchy])}\nalgorithm = "bestfirst"\n'
+        f'metric = "ncp"\nlocal-recoding = true\nmicroaggregate = ["income=mean"]\n'
+        f'output = "{tmp_path / "toml.csv"}"\nquiet = true\n', encoding="utf-8")
+    assert main(["anonymize", "--config", str(tmp_path / "run.toml")]) == 0
+    assert (tmp_path / "toml.csv").read_bytes() == (tmp_path / "out.csv").read_bytes()
+    assert main(["apply", str(tmp_path / "in.csv"), "--report", str(tmp_path / "out.json"), "--output",
+                 str(tmp_path / "applied.csv")]) == 0
+    assert "local recoding:" in capsys.readouterr().out
+    assert (tmp_path / "applied.csv").read_bytes() == (tmp_path / "out.csv").read_bytes()
