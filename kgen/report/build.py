@@ -94,6 +94,8 @@ class Recorded(Protocol):
     unnamed: list
     warnings: list
     invocation: Mapping
+    release: dict  # a refined release's own suppressed rows, classes, LOS, DM and AECS (local recoding)
+    controls: dict  # local_recoding and microaggregation (docs/local-recoding.md)
 
 
 class Written(Protocol):
@@ -179,6 +181,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
                                        recorded.invocation),
         "risk": recorded.risk,
         **recorded.bound,
+        **recorded.release,
     }
     return finite({key: values[key] for key in ANONYMIZE_KEYS})  # type: ignore[return-value]
 
@@ -258,6 +261,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
                         "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
                         "output": output, "parts": [w.final for w in written], "seconds": seconds},
+        "local_recoding": None, "microaggregation": None,  # not on row partitions (Config.check refuses them)
     }
 
 
@@ -340,7 +344,7 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "unnamed_columns": recorded.unnamed,
         "warnings": list(recorded.warnings),
         "formula_cells": formula_record(released),
-        **recorded.release,  # a refined release's own suppressed rows and classes (local recoding)
+        **recorded.release,
         **recorded.controls,
     }
 

@@ -38,7 +38,7 @@ class Recorded:
     warnings: list[str]
     invocation: dict
     bound: dict = field(default_factory=dict)
-    release: dict = field(default_factory=dict)  # suppressed, classes, smallest_class of a refined release
+    release: dict = field(default_factory=dict)  # a refined release's suppressed, classes, smallest_class, ...
     controls: dict = field(default_factory=lambda: {"local_recoding": None, "microaggregation": None})
 
 
@@ -92,7 +92,8 @@ def refined_record(prepared: Prepared, refined: Refined, result: SearchResult | 
                     dict(invocation) if invocation is not None else provenance.api_invocation(),
                     lower_bound_record(prepared, result) if result is not None else {},
                     {"suppressed": table.n - kept, "classes": int(sizes.size),
-                     "smallest_class": int(sizes.min()) if sizes.size else 0}, controls)
+                     "smallest_class": int(sizes.min()) if sizes.size else 0, "los": metrics["los"],
+                     "dm": metrics["dm"], "aecs": metrics["aecs"]}, controls)
 
 
 def solution_figures(prepared: Prepared, node: Node, partition: object, bad: np.ndarray) -> tuple[dict, list[dict]]:
