@@ -364,16 +364,9 @@ def apply_node(prepared: api.Prepared, saved: Mapping, source: str, drop_suppres
     node = saved_node(saved, prepared, source)
     evaluator = prepared.evaluator
     evaluation = evaluator.evaluate(node)
-<<<<<<< HEAD
     released, suppressed, refined = api.refined_release(prepared, node)
     recorded = record(prepared, evaluation, suppressed, invocation=invocation, refined=refined)
-    history = provenance.for_apply(table.source, source, saved, recorded.invocation)
-=======
-    suppressed = evaluator.suppressed_rows(node)
-    released = api.release(prepared, node, suppressed, drop_suppressed)
-    recorded = record(prepared, evaluation, suppressed, invocation=invocation)
     history = provenance.for_apply(prepared.table.source, source, saved, recorded.invocation,
                                    prepared.hierarchy_sources, prepared.hierarchies)
->>>>>>> main
     report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)
     return Applied(released, evaluation, report, suppressed)

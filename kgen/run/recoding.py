@@ -177,7 +177,9 @@ def release_classes(columns: Sequence[tuple[np.ndarray, tuple[str, ...]]], suppr
 def violating_rows(prepared: Prepared, recoding: Recoding) -> np.ndarray:
     """The released rows in a class (as the whole release forms them) that breaks one of the run's models."""
     partition = release_classes(released_codes(prepared, recoding), recoding.suppressed)
-    bad = prepared.evaluator.violating(partition)
+    set_aside = np.zeros(partition.count, dtype=bool)
+    set_aside[-1] = bool(recoding.suppressed.any())  # the suppressed rows' class: never released
+    bad = prepared.evaluator.violating(partition, set_aside)
     return bad[partition.rows] & ~recoding.suppressed
 
 
