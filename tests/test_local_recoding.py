@@ -1,6 +1,7 @@
 """Local recoding and microaggregation (issue 26, items 4 and 5).
 
-A fuzz run (hypothesis) over random tables, models and both options: every release passes the independent
+A fuzz run (hypothesis) over random tables, models (k-anonymity, the three l-diversity variants, t-closeness,
+beta-likeness, delta-disclosure, an average-risk threshold) and both options: every release passes the independent
 check on the written file, suppresses no more rows than the global node alone, and writes every QI cell as a
 generalization of the original at its row group's node (or, microaggregated, as its class's mean or median).
 Planted bugs (a group's class of k - 1 rows; one row's microaggregated value changed) are caught by the checker.
@@ -68,7 +69,7 @@ def generalizations(prepared: pipeline.Prepared, name: str) -> list[set[str]]:
 def runs(draw: st.DrawFn) -> tuple[dict, Config]:
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     data = table(rng, draw(st.integers(40, 200)))
-    model = draw(st.sampled_from(["k", "distinct", "entropy", "recursive", "t"]))
+    model = draw(st.sampled_from(["k", "distinct", "entropy", "recursive", "t", "beta", "delta", "average-risk"]))
     fields: dict = {"k": draw(st.integers(2, 5)), "suppression": draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3])),
                     "local_recoding": draw(st.sampled_from([True, True, True, False])),
                     "metric": draw(st.sampled_from(["ncp", "log", "loss"])),
@@ -77,6 +78,12 @@ def runs(draw: st.DrawFn) -> tuple[dict, Config]:
         fields |= {"l": 2, "l_variant": model, "c": 3.0 if model == "recursive" else None}
     elif model == "t":
         fields |= {"t_closeness": draw(st.sampled_from([0.3, 0.5])), "t_distance": "equal"}
+    elif model == "beta":
+        fields |= {"beta_likeness": draw(st.sampled_from([1.0, 2.0]))}
+    elif model == "delta":
+        fields |= {"delta_disclosure": draw(st.sampled_from([1.0, 1.5]))}
+    elif model == "average-risk":
+        fields |= {"max_average_risk": draw(st.sampled_from([0.1, 0.2]))}
     micro = draw(st.sampled_from([{}, {"age": "mean"}, {"income": "median"}, {"age": "median", "income": "mean"}]))
     return data, config(**fields, microaggregate=micro)
 
