@@ -304,7 +304,7 @@ def test_command_line_run_toml_apply_and_html_carry_both_controls(tmp_path: Path
     hierarchy = [f"--hierarchy={name}={spec}" for name, spec in HIERARCHIES.items()]
     code = main(["anonymize", str(tmp_path / "in.csv"), "--qi", "age,zip,income", "--k", "5", "--suppression",
                  "0.1", *hierarchy, "--algorithm", "bestfirst", "--metric", "ncp", "--local-recoding",
-                 "--microaggregate", "income=mean", "--output", str(tmp_path / "out.csv")])
+                 "--microaggregate", "income=mean", "--keep", "disease", "--output", str(tmp_path / "out.csv")])
     printed = capsys.readouterr().out
     assert code == 0 and "local recoding:" in printed and "microaggregated income: class mean" in printed
     report = json.loads((tmp_path / "out.json").read_text())
@@ -314,7 +314,7 @@ def test_command_line_run_toml_apply_and_html_carry_both_controls(tmp_path: Path
     (tmp_path / "run.toml").write_text(
         f'input = "{tmp_path / "in.csv"}"\nqi = ["age", "zip", "income"]\nk = 5\nsuppression = 0.1\n'
         f'hierarchy = {json.dumps([h.split("=", 1)[1] for h in hierarchy])}\nalgorithm = "bestfirst"\n'
-        f'metric = "ncp"\nlocal-recoding = true\nmicroaggregate = ["income=mean"]\n'
+        f'metric = "ncp"\nlocal-recoding = true\nmicroaggregate = ["income=mean"]\nkeep = ["disease"]\n'
         f'output = "{tmp_path / "toml.csv"}"\nquiet = true\n', encoding="utf-8")
     assert main(["anonymize", "--config", str(tmp_path / "run.toml")]) == 0
     assert (tmp_path / "toml.csv").read_bytes() == (tmp_path / "out.csv").read_bytes()
