@@ -150,7 +150,7 @@ def test_exact_searches_find_exhaustives_optimum_with_the_file(files: dict[str, 
     from kgen import prepare
 
     config = Config(qi=["q"], k=1, hierarchies={"q": str(files["q"])}, sensitive=["s"], t_closeness=t,
-                    t_distance="hierarchical", t_hierarchy=str(files["s"]), suppression=0.0)
+                    t_distance="hierarchical", t_hierarchy=str(files["s"]), suppression=0.0, allow_k1=True)
     try:
         prepared = prepare({"q": [q for q, _ in rows], "s": [s for _, s in rows]}, config)
     except NoSolutionError:
