@@ -202,8 +202,8 @@ def report_values(values: Mapping[str, object]) -> dict[str, object]:
     out: dict[str, object] = {}
     for family in FAMILIES.values():
         asked = family.asked(values)
-        for p in family.parameters:
-            out[p.name] = values.get(p.name) if asked else None
+        for p in family.parameters:  # a shared parameter keeps its value when any family that reads it is asked
+            out[p.name] = values.get(p.name) if asked else out.get(p.name)
     return out
 
 

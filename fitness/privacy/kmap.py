@@ -29,6 +29,7 @@ from fitness.models import CountRule, MeasureRule
 from fitness.parameters import Constraint, is_real, require_whole
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
+from fitness.privacy.common import SAMPLING_FRACTION
 from lattice.errors import InputError
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
@@ -156,9 +157,7 @@ FAMILY = ModelFamily(
         Parameter("k_map", Constraint("k of k-map", "whole", low=1, optional=True), metavar="K", stricter="higher",
                   help="k-map: every released class matches >= K population records, estimated from the sample "
                        "(needs --sampling-fraction)"),
-        Parameter("sampling_fraction", Constraint("sampling fraction", "real", low=0.0, high=1.0, above=True,
-                                                  optional=True), metavar="F",
-                  help="sample rows / population rows, for --k-map's estimate"),
+        SAMPLING_FRACTION,
         Parameter("k_map_estimator", Constraint("k-map estimator", "choice", choices=ESTIMATORS), default="poisson",
                   help="how k-map estimates population class sizes (ARX's): poisson or zero-truncated-poisson"),
         Parameter("k_map_significance", Constraint("k-map significance", "real", low=0.0, high=1.0),
