@@ -221,7 +221,7 @@ def dankar_choice(fraction: float, pitman: Mapping, zayatz: Mapping, snb: Mappin
 
 
 def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float, rows: int | None = None,
-                          model: str = DEFAULT_UNIQUENESS_MODEL) -> dict:
+                          model: str = DEFAULT_UNIQUENESS_MODEL, every: bool = True) -> dict:
     """The share of population records that are unique on the QIs, estimated from the sample's class-size
     histogram and the sampling fraction pi, as ARX computes it (docs/risk.md).
 
@@ -230,7 +230,8 @@ def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float
     released records / N. `model` is dankar (Dankar et al.'s rule, the default), pitman, zayatz or snb; a
     model without an estimate (Pitman's fit or SNB's root not found) gives `uniques` null. With no sample
     unique every model gives 0 (none can be unique in the population); with pi = 1 the sample is taken to be
-    the population and the share is counted."""
+    the population and the share is counted. `every` fits every model (kgen risk reports them all); False fits
+    only those the chosen one reads (the privacy model, once per node: Pitman's fit is the costly one)."""
     if model not in UNIQUENESS_MODELS:
         raise InputError(f"unknown population-uniqueness model {model!r}; choose {', '.join(UNIQUENESS_MODELS)}")
     n = sum(s * c for s, c in histogram.items())
@@ -246,8 +247,12 @@ def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float
     if histogram.get(1, 0) == 0:
         return out | {"model": model, "note": "no sample uniques: no record can be unique in the population",
                       "uniques": 0.0, "share": 0.0}
-    estimates = {"pitman": pitman_uniques(histogram, population), "zayatz": zayatz_uniques(histogram, population, n),
-                 "snb": snb_uniques(histogram, population)}
+    wanted = set(UNIQUENESS_MODELS[1:]) if every else {model} if model != "dankar" else (
+        {"pitman", "zayatz"} if n / population <= 0.1 else {"zayatz", "snb"})  # what dankar_choice reads
+    fits = {"pitman": lambda: pitman_uniques(histogram, population),
+            "zayatz": lambda: zayatz_uniques(histogram, population, n),
+            "snb": lambda: snb_uniques(histogram, population)}
+    estimates = {name: fit() if name in wanted else {"model": name, "converged": False} for name, fit in fits.items()}
     chosen = (dankar_choice(n / population, estimates["pitman"], estimates["zayatz"], estimates["snb"])
               if model == "dankar" else estimates[model])
     found = chosen["model"] == "zayatz" or chosen.get("converged")

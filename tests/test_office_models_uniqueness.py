@@ -19,6 +19,7 @@ from fitness.partition import Partition
 from fitness.privacy import common, kmap
 from fitness.privacy import uniqueness as family
 from fitness.privacy.uniqueness import PopulationUniqueness, estimated_share
+from fitness.uniqueness import population_uniqueness
 from kgen import Config, check_k_anonymity, from_mapping, prepare
 from kgen.check import claims
 from kgen.check.rules import rules_from_models
@@ -74,6 +75,8 @@ def test_the_checker_estimates_what_the_model_estimates(sizes: list[int], extra:
     rows = sum(sizes) + extra
     mine, theirs = estimated_share(np.array(sizes), rows, f, model), rule.uniqueness_share(np.array(sizes), rows, f,
                                                                                             model)
+    histogram = {s: sizes.count(s) for s in set(sizes)}
+    assert mine == population_uniqueness(histogram, f, rows, model)["share"]  # kgen risk's figure, every fit made
     assert (mine is None) == (theirs is None)
     if mine is not None:
         assert theirs == pytest.approx(mine, rel=1e-6, abs=1e-12)

@@ -37,7 +37,7 @@ def estimated_share(sizes: np.ndarray, rows: int, sampling_fraction: float, mode
     (None: the estimator found no estimate)."""
     values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
     histogram = {int(s): int(c) for s, c in zip(values, counts) if s > 0}
-    share = population_uniqueness(histogram, sampling_fraction, rows, model)["share"]
+    share = population_uniqueness(histogram, sampling_fraction, rows, model, every=False)["share"]
     return None if share is None else float(share)  # type: ignore[arg-type]
 
 
