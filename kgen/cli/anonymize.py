@@ -12,6 +12,7 @@ from fitness.objective import OBJECTIVES
 from kgen.cli.console import enabled_stream, read_input, warn
 from kgen.cli.options import (
     add_config_argument,
+    add_control_arguments,
     add_model_arguments,
     add_output_arguments,
     add_search_arguments,
@@ -161,6 +162,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
                            "repeated and/or comma-separated (age=decimal,zip=mask)")
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    add_control_arguments(anon)
     anon.add_argument("--missing", type=tokens, action="extend",
                       help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
     anon.add_argument("--algorithm", default=Config.algorithm,

@@ -202,6 +202,45 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
                         help="kgen: tournament with the age penalty (default) or the paper's roulette")
 
 
+def per_qi_items(text: str) -> list[str]:
+    """`QI=VALUE` items, comma-separated and/or repeated (`--min-level age=1,zip=2 --min-level sex=0`)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def per_qi(option: str, kind: type, noun: str) -> Callable[[Sequence[str]], dict[str, object]]:
+    """The parser of a per-QI option's items into {QI: value}; a usage error (exit 2) for a malformed item,
+    a value that is not a `kind`, or a QI given two values. Which QIs and values are allowed is checked once, in
+    `Config.check_per_qi`."""
+    def parse(items: Sequence[str]) -> dict[str, object]:
+        values: dict[str, object] = {}
+        for item in items or ():
+            column, sep, text = item.partition("=")
+            column = column.strip()
+            if not sep or not column or not text.strip():
+                raise ArgumentError(f"{option} expects QI={noun.upper()}, got {item!r}")
+            try:
+                value = kind(text.strip())
+            except ValueError:
+                raise ArgumentError(f"{option} {column}: the {noun} must be a "
+                                    f"{'whole number' if kind is int else 'number'}, got {text.strip()!r}") from None
+            if column in values and values[column] != value:
+                raise ArgumentError(f"{option} gives {column!r} two values: {values[column]} and {value}")
+            values[column] = value
+        return values
+    return parse
+
+
+def add_control_arguments(parser: argparse.ArgumentParser) -> None:
+    """The steward's per-QI controls of a lattice search: level limits and objective weights
+    (docs/search.md, docs/metrics.md)."""
+    parser.add_argument("--min-level", type=per_qi_items, action="extend", default=[], metavar="QI=L",
+                        help="the least level QI may be released at (repeated and/or comma-separated)")
+    parser.add_argument("--max-level", type=per_qi_items, action="extend", default=[], metavar="QI=L",
+                        help="the greatest level QI may be released at (repeated and/or comma-separated)")
+    parser.add_argument("--weight", type=per_qi_items, action="extend", default=[], metavar="QI=W",
+                        help="QI's weight (>= 0, default 1) in the objective: log, loss, ncp, entropy")
+
+
 def search_options(args: argparse.Namespace) -> dict[str, object]:
     return {key: value for key in ("population", "preset", "selection")
             if (value := getattr(args, key, None)) is not None}
@@ -274,6 +313,8 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
             raise bad(f"must be true or false, got {value!r}")
         return value
     many = isinstance(action, argparse._ExtendAction)
+    if isinstance(value, dict) and action.type is per_qi_items:  # min-level = {age = 1}: QI=VALUE items
+        value = [f"{column}={item}" for column, item in value.items()]
     if isinstance(value, (dict, bool)):
         raise bad(f"must be {'a list, ' if many else ''}a string or a number, got {value!r}")
     if isinstance(value, list) and not many:
@@ -347,6 +388,9 @@ DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "options": ("population", search_options),
     "prune": ("no_prune", lambda args: not args.no_prune),
     "bound": ("no_bound", lambda args: not args.no_bound),
+    "min_levels": ("min_level", lambda args: per_qi("--min-level", int, "level")(args.min_level)),
+    "max_levels": ("max_level", lambda args: per_qi("--max-level", int, "level")(args.max_level)),
+    "weights": ("weight", lambda args: per_qi("--weight", float, "weight")(args.weight)),
 }
 
 

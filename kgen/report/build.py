@@ -48,13 +48,13 @@ ANONYMIZE_KEYS = (
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
-    "lower_bound", "gap", "optimal", "bound", "bound_seconds",
+    "lower_bound", "gap", "optimal", "bound", "bound_seconds", "min_levels", "max_levels", "weights",
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
     "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
     "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
-    "formula_cells", "risk", "provenance",
+    "formula_cells", "risk", "provenance", "min_levels", "max_levels", "weights",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
@@ -188,6 +188,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
                     "height": int(sum(node))},
         "missing": list(config.missing),
         "attributes": attributes,
+        **control_values(config),
         "suppressed_rows": suppressed_rows,
         "trace": result.trace,
         "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
@@ -263,7 +264,16 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "unnamed_columns": recorded.unnamed,
         "warnings": list(recorded.warnings),
         "formula_cells": formula_record(released),
+        **control_values(config),
     }
+
+
+def control_values(config: Config) -> dict:
+    """The steward's per-QI controls as the report keeps them (`kgen apply` reads them back): the level
+    limits and the objective's weights, each {QI: value} (empty when none was given)."""
+    return {"min_levels": {name: int(v) for name, v in config.min_levels.items()},
+            "max_levels": {name: int(v) for name, v in config.max_levels.items()},
+            "weights": {name: float(v) for name, v in config.weights.items()}}
 
 
 def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:

@@ -96,6 +96,22 @@ def attribute_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> li
     return lines
 
 
+def control_lines(r: Mapping, width: int = WIDTH) -> list[str]:
+    """The steward's per-QI controls the release was held to: level limits and objective weights (none: no
+    line, so a run without them reads as before)."""
+    lines = []
+    lows, highs = r.get("min_levels") or {}, r.get("max_levels") or {}
+    limits = [f"{name} {lows.get(name, 0)}..{highs[name] if name in highs else 'top'}"
+              for name in dict.fromkeys([*lows, *highs])]
+    if limits:
+        lines.append(fit("  level limits: ", limits, width))
+    weights = r.get("weights") or {}
+    if weights:
+        lines.append(fit(f"  weights ({r.get('metric', 'log')}; others 1): ",
+                         [f"{name} {w:g}" for name, w in weights.items()], width))
+    return lines
+
+
 def risk_line(risk: Mapping | None) -> list[str]:
     if not risk:
         return []
@@ -118,6 +134,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         f"{r['rows']} rows, {r['rows_released']} released",
     ]
     lines += node_lines(attributes, width)
+    lines += control_lines(r, width)
     lines.append(f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes "
                  f"{r['classes']}  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}")
     m = r.get("metrics")
@@ -166,4 +183,4 @@ def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequen
     return "\n".join(lines)
 
 
-__all__ = ["WIDTH", "next_steps", "text"]
+__all__ = ["WIDTH", "control_lines", "next_steps", "text"]

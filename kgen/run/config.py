@@ -15,11 +15,14 @@ from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
 from fitness.models import DISTANCES, L_VARIANTS, is_whole
 from fitness.models import is_real as is_number
+from fitness.objective import WEIGHTED
 from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
+PER_QI = (("min_levels", "--min-level", "level"), ("max_levels", "--max-level", "level"),
+          ("weights", "--weight", "weight"))
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
          ("sensitive", "sensitive", "--sensitive"))
 
@@ -166,6 +169,13 @@ class Config:
     partitioned : bool
         Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.runners.partitioned`;
         docs/partitioned.md).
+    min_levels, max_levels : mapping of str to int
+        Per QI, the least / greatest level the release may use (`--min-level QI=L`, `--max-level QI=L`): the
+        search box shrinks to them before pre-pruning, so every search and the certified bound work inside
+        them (docs/search.md). QIs not named are free (0 to the top).
+    weights : mapping of str to float
+        Per QI, its weight in the objective (`--weight QI=W`, W >= 0; QIs not named weigh 1): for log, loss,
+        ncp and entropy only (docs/metrics.md). All 1 is the unweighted objective.
     """
 
     qi: Sequence[str]
@@ -199,6 +209,9 @@ class Config:
     device: str = "cpu"
     bound: bool = True
     partitioned: bool = False
+    min_levels: Mapping[str, int] = field(default_factory=dict)
+    max_levels: Mapping[str, int] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters
@@ -229,3 +242,33 @@ class Config:
                 roles[column] = role
         for name, constraint in PARAMETER_CONSTRAINTS.items():
             constraint.check(getattr(self, name))
+        self.check_per_qi()
+
+    def check_per_qi(self) -> None:
+        """The per-QI limits and weights: keys that are QIs, whole levels >= 0 with min <= max, weights finite
+        and >= 0 (not all 0), and a metric that has weights. Levels above a hierarchy's top are refused when
+        the hierarchies are built (`kgen.run.prepare.limited_box`)."""
+        for name, option, kind in PER_QI:
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise InputError(f"{option} must map quasi-identifiers to values, got {type(value).__name__}")
+            for column, x in value.items():
+                if column not in self.qi:
+                    raise InputError(f"{option} names {column!r}, which is not a quasi-identifier (--qi)")
+                ok = is_whole(x) and x >= 0 if kind == "level" else is_number(x) and math.isfinite(x) and x >= 0
+                if not ok:
+                    wanted = "a whole number >= 0" if kind == "level" else "a finite number >= 0"
+                    raise InputError(f"{option} {column}: the {kind} must be {wanted}, got {x!r}")
+        for column, low in self.min_levels.items():
+            high = self.max_levels.get(column)
+            if high is not None and low > high:
+                raise InputError(f"--min-level {column}={low} is above --max-level {column}={high}")
+        if self.weights and all(w == 0 for w in self.weight_vector()):
+            raise InputError("--weight: every quasi-identifier weighs 0; give at least one a positive weight")
+        if self.weights and any(w != 1 for w in self.weights.values()) and self.metric not in WEIGHTED:
+            raise InputError(f"the metric {self.metric!r} takes no weights (--weight); weighted metrics: "
+                             f"{', '.join(WEIGHTED)}")
+
+    def weight_vector(self) -> tuple[float, ...]:
+        """One weight per QI, in lattice order (1 where none is given)."""
+        return tuple(float(self.weights.get(column, 1.0)) for column in self.qi)

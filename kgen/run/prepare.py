@@ -4,6 +4,7 @@ the pre-pruned box (the first step of the one run path)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,14 +163,17 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     table = as_table(data)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
+        if config.min_levels or config.max_levels:
+            raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
+                             "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config)
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
     evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
-                               objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
+                               objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
-    box = search_box(config, evaluator, encoded.heights, require_feasible, table.source)
+    box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
     return Prepared(table, config, {c.name: c.hierarchy for c in columns}, {c.name: c.source for c in columns},
                     {c.name: c.values for c in columns}, encoded, evaluator, box, time.perf_counter() - start)
 
@@ -216,16 +220,37 @@ def require_no_marker_below_top(column: str, hierarchy: Hierarchy, source: str) 
                              "another label there (e.g. '**')", column=column)
 
 
-def search_box(config: Config, evaluator: NodeEvaluator, heights: Node, require_feasible: bool,
-               source: str | None) -> Box:
-    """The box the search explores, pre-pruned to the minimal levels that can be feasible.
+def config_objective(config: Config) -> object:
+    """The objective of `config.metric`, weighted by `config.weights` when any weight is given."""
+    return make_objective(config.metric, config.weight_vector() if config.weights else None)
 
-    Only with monotone feasibility does an infeasible top prove that no node is feasible (NoSolutionError,
-    with the suppression that would help); otherwise (t > 0 with entropy or recursive l-diversity or
-    t-closeness) a lower node may be feasible, and the search decides (`finish`)."""
-    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(heights):
-        raise NoSolutionError(no_solution_advice(config, evaluator, least_suppressed(evaluator, heights)),
-                              file=source)
+
+def limits_box(config: Config, names: Sequence[str], heights: Node) -> Box:
+    """The box the per-QI limits leave (`--min-level`, `--max-level`; unnamed QIs 0 to the top): an InputError
+    (exit 2) for a level above the top of its QI's hierarchy, which is known only now."""
+    lower, upper = [], []
+    for name, h in zip(names, heights):
+        for option, levels in (("--min-level", config.min_levels), ("--max-level", config.max_levels)):
+            if levels.get(name, 0) > h:
+                raise InputError(f"{option} {name}={levels[name]} is above the top of its hierarchy: its levels run "
+                                 f"from 0 to {h}", column=name)
+        lower.append(int(config.min_levels.get(name, 0)))
+        upper.append(int(config.max_levels.get(name, h)))
+    return Box(tuple(lower), tuple(upper))
+
+
+def search_box(config: Config, evaluator: NodeEvaluator, names: Sequence[str], require_feasible: bool,
+               source: str | None) -> Box:
+    """The box the search explores: the per-QI limits (`limits_box`), then pre-pruned to the minimal levels
+    that can be feasible inside them.
+
+    Only with monotone feasibility does an infeasible top of the box prove that no node in it is feasible
+    (NoSolutionError, with the suppression that would help); otherwise (t > 0 with entropy or recursive
+    l-diversity or t-closeness) a lower node may be feasible, and the search decides (`finish`)."""
+    limits = limits_box(config, names, evaluator.table.heights)
+    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(limits.upper):
+        least = least_suppressed(evaluator, limits.upper, box=limits)
+        raise NoSolutionError(no_solution_advice(config, evaluator, least), file=source)
     if config.prune and evaluator.monotone_feasibility:
-        return Box(minimum_levels(heights, evaluator.feasible), heights)
-    return Box.full(heights)
+        return Box(minimum_levels(limits.upper, evaluator.feasible, limits.lower), limits.upper)
+    return limits
