@@ -102,13 +102,15 @@ def control_lines(r: Mapping, width: int = WIDTH) -> list[str]:
     lines = []
     lows, highs = r.get("min_levels") or {}, r.get("max_levels") or {}
     limits = [f"{name} {lows.get(name, 0)}..{highs[name] if name in highs else 'top'}"
-              for name in dict.fromkeys([*lows, *highs])]
+              for name in dict.fromkeys([*r.get("quasi_identifiers", []), *lows, *highs])
+              if name in lows or name in highs]
     if limits:
         lines.append(fit("  level limits: ", limits, width))
     weights = r.get("weights") or {}
     if weights:
         lines.append(fit(f"  weights ({r.get('metric', 'log')}; others 1): ",
-                         [f"{name} {w:g}" for name, w in weights.items()], width))
+                         [f"{name} {weights[name]:g}" for name in dict.fromkeys([*r.get("quasi_identifiers", []), *weights])
+                          if name in weights], width))
     return lines
 
 

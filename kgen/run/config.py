@@ -169,10 +169,12 @@ class Config:
     partitioned : bool
         Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.runners.partitioned`;
         docs/partitioned.md).
-    min_levels, max_levels : mapping of str to int
-        Per QI, the least / greatest level the release may use (`--min-level QI=L`, `--max-level QI=L`): the
-        search box shrinks to them before pre-pruning, so every search and the certified bound work inside
-        them (docs/search.md). QIs not named are free (0 to the top).
+    min_levels : mapping of str to int
+        Per QI, the least level the release may use (`--min-level QI=L`): the search box shrinks to the
+        limits before pre-pruning, so every search and the certified bound work inside them (docs/search.md).
+        QIs not named are free (0 to the top).
+    max_levels : mapping of str to int
+        Per QI, the greatest level the release may use (`--max-level QI=L`).
     weights : mapping of str to float
         Per QI, its weight in the objective (`--weight QI=W`, W >= 0; QIs not named weigh 1): for log, loss,
         ncp and entropy only (docs/metrics.md). All 1 is the unweighted objective.
