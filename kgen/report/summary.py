@@ -108,9 +108,9 @@ def control_lines(r: Mapping, width: int = WIDTH) -> list[str]:
         lines.append(fit("  level limits: ", limits, width))
     weights = r.get("weights") or {}
     if weights:
+        order = dict.fromkeys([*r.get("quasi_identifiers", []), *weights])
         lines.append(fit(f"  weights ({r.get('metric', 'log')}; others 1): ",
-                         [f"{name} {weights[name]:g}" for name in dict.fromkeys([*r.get("quasi_identifiers", []), *weights])
-                          if name in weights], width))
+                         [f"{name} {weights[name]:g}" for name in order if name in weights], width))
     return lines
 
 
