@@ -61,7 +61,7 @@ def tokens(text: str) -> list[str]:
 # intervals:5,10 keep their commas.
 
 
-_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:]+=)")
+_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:;]+=)")  # not `;` either: intervals:5,10;top=90 is one spec
 
 
 def hierarchy_items(text: str) -> list[str]:
@@ -145,6 +145,21 @@ def hierarchy_options(parser: argparse.ArgumentParser, folder: bool = True) -> N
                              "repeated and/or comma-separated (age=decimal,zip=mask)")
     if folder:
         parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+
+
+def add_hierarchy_preview_arguments(parser: argparse.ArgumentParser) -> None:
+    """`kgen hierarchy`: one column of a data file, its builder (or file), and where to write the ARX CSV."""
+    parser.add_argument("column", help="the column whose hierarchy to build")
+    parser.add_argument("--data", required=True, help="the CSV file holding the column")
+    parser.add_argument("--builder", metavar="SPEC",
+                        help="a builder or an ARX CSV file, as --hierarchy COL=SPEC takes (default: the run's "
+                             "default for the column: decimal for numbers, flat otherwise)")
+    parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    parser.add_argument("--missing", type=tokens, action="extend",
+                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    parser.add_argument("--separator", type=separator,
+                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+    parser.add_argument("--output", metavar="FILE.csv", help="write the hierarchy as an ARX CSV file")
 
 
 def seed_option(parser: argparse.ArgumentParser, text: str = "random seed of the search") -> None:

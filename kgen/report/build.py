@@ -26,6 +26,7 @@ from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
 from fitness.objective import aecs_normalized
 from kgen.io.formulas import formula_columns, is_formula
+from kgen.io.hierarchies import BUILDER_NAMES
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
 from lattice.hierarchy import Hierarchy
@@ -57,7 +58,7 @@ APPLY_KEYS = (
     "formula_cells", "risk", "provenance", "min_levels", "max_levels", "weights",
 )
 CHECKER = "kgen.check, on the written file"
-BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+BUILDER_SPECS = BUILDER_NAMES
 
 
 def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,

@@ -254,3 +254,28 @@ def search_box(config: Config, evaluator: NodeEvaluator, names: Sequence[str], r
     if config.prune and evaluator.monotone_feasibility:
         return Box(minimum_levels(limits.upper, evaluator.feasible, limits.lower), limits.upper)
     return limits
+
+
+@dataclass(frozen=True)
+class LevelPreview:
+    """One level of a QI's hierarchy as the run would release it: its labels with the rows they hold."""
+
+    level: int
+    counts: dict[str, int]  # label -> rows, in the hierarchy's label order
+
+
+def preview_levels(table: Table, column: str, spec: object | None, missing: Sequence[str] = (),
+                   hierarchy_dir: str | None = None) -> tuple[PreparedQI, list[LevelPreview]]:
+    """Per level of `column`'s hierarchy, every label and its row count, built by the run's own path
+    (`encode_qi`: the same normalization, missing token and hierarchy resolution), so that `kgen hierarchy`
+    shows exactly the levels an anonymization would use."""
+    table.column(column)
+    config = Config(qi=[column], hierarchies={column: spec} if spec is not None else {},
+                    hierarchy_dir=hierarchy_dir, missing=tuple(missing) if missing else Config.missing)
+    prepared = encode_qi(table, config, column)
+    encoded = prepared.encoded
+    levels = []
+    for level in range(encoded.height + 1):
+        counts = np.bincount(encoded.codes[level], minlength=len(encoded.labels[level]))
+        levels.append(LevelPreview(level, {label: int(c) for label, c in zip(encoded.labels[level], counts)}))
+    return prepared, levels
