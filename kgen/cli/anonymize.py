@@ -159,8 +159,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                       help="the information loss to minimize (see docs/metrics.md)")
     anon.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
-                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
-                           "repeated and/or comma-separated (age=decimal,zip=mask)")
+                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat, and more "
+                           "(docs/usage.md; preview: kgen hierarchy); repeated and/or comma-separated "
+                           "(age=decimal,zip=mask)")
     anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
     add_control_arguments(anon)
     anon.add_argument("--missing", type=tokens, action="extend",
