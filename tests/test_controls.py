@@ -233,6 +233,9 @@ def test_cli_and_toml_give_the_same_controls_and_apply_keeps_them(tmp_path: Path
     page = tmp_path / "page.html"
     assert main(["report", str(out.with_suffix(".json")), "-o", str(page)]) == 0
     assert "level limits: age 0..2, zip 1..top" in page.read_text()
+    applied_page = tmp_path / "applied.html"
+    assert main(["report", str(applied.with_suffix(".json")), "-o", str(applied_page)]) == 0
+    assert "weights (log; others 1): age 3, sex 0.5" in applied_page.read_text()
 
 
 def test_cli_refuses_a_malformed_control_in_one_line(tmp_path: Path, capsys):

@@ -92,6 +92,17 @@ def test_small_batches_of_low_nodes_give_the_same_figures(client, data) -> None:
     assert parted.evaluator.evaluate_many(nodes) == memory.evaluator.evaluate_many(nodes)
 
 
+def test_level_limits_and_weights_shrink_and_weigh_as_in_memory(client, data) -> None:
+    folder, csv, _ = data
+    cfg = config(min_levels={QIS[0]: 1}, max_levels={QIS[1]: 1}, weights={QIS[2]: 3.0})
+    parted = prepare(client, open_source(str(folder / "part*.parquet")), cfg)
+    memory = api.prepare(str(csv), cfg)
+    assert parted.box == memory.box and parted.box.lower[0] >= 1 and parted.box.upper[1] <= 1
+    nodes = [memory.box.lower, memory.box.upper]
+    assert parted.evaluator.evaluate_many(nodes) == memory.evaluator.evaluate_many(nodes)
+    assert memory.evaluator.evaluate(memory.box.upper).loss != memory.evaluator.evaluate(memory.box.upper).log
+
+
 @pytest.mark.parametrize("algorithm", ["kgen", pytest.param("ola", marks=pytest.mark.slow)])
 def test_search_release_and_report_match_in_memory(client, data, tmp_path: Path, algorithm: str) -> None:
     folder, csv, _ = data
