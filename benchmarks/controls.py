@@ -49,8 +49,8 @@ def main() -> None:
     headers = ["controls", f"node ({', '.join(common.ADULT_QIS)})", "QIs at top", "objective", "objective value",
                "LOG", "NCP", "suppressed", "optimal", "CPU s", "evaluations"]
     notes = ("Adult, k = 5, t = 1 %, salary-class sensitive, certified search (60 s; OLA for loss). The objective "
-             "value is the weighted one where weights are given; LOG and NCP are always unweighted. Command: `python -m "
-             "benchmarks.controls` (the machine is shared with other jobs: CPU s, not wall time).")
+             "value is the weighted one where weights are given; LOG and NCP are always unweighted. Command: "
+             "`python -m benchmarks.controls` (the machine is shared with other jobs: CPU s, not wall time).")
     common.write("controls", "The steward's per-QI controls on Adult (issue 26)", headers, rows, notes)
 
 
