@@ -16,15 +16,15 @@ from kgen.cli.options import (
     add_model_arguments,
     add_output_arguments,
     add_search_arguments,
-    add_sensitive_arguments,
     cluster_options,
-    columns,
     command_parser,
     config_from_args,
     finite_number,
-    hierarchy_items,
+    hierarchy_options,
+    identifier_option,
     number,
     parse_hierarchies,
+    sensitive_option,
     tokens,
 )
 from kgen.cli.progress import ProgressBar
@@ -151,18 +151,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon = command_parser(commands, "anonymize", "anonymize a CSV file")
     anon.add_argument("input", help="the CSV file to anonymize")
     add_model_arguments(anon)
-    anon.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
-                      default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
-    anon.add_argument("--sensitive", type=columns, action="extend", default=[],
-                      help="sensitive columns (kept): comma-separated and/or repeated")
-    add_sensitive_arguments(anon)
+    identifier_option(anon)
+    sensitive_option(anon)
     anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                       help="the information loss to minimize (see docs/metrics.md)")
-    anon.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
-                      help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat, and more "
-                           "(docs/usage.md; preview: kgen hierarchy); repeated and/or comma-separated "
-                           "(age=decimal,zip=mask)")
-    anon.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    hierarchy_options(anon)
     add_control_arguments(anon)
     anon.add_argument("--missing", type=tokens, action="extend",
                       help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")

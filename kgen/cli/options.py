@@ -14,7 +14,8 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 
-from fitness.models import DISTANCES, L_VARIANTS
+from fitness import privacy
+from fitness.privacy import Parameter
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
@@ -125,8 +126,20 @@ def qi_option(parser: argparse.ArgumentParser, required: bool = True) -> None:
                         help="quasi-identifiers, in order: comma-separated and/or repeated (--qi a,b --qi c)")
 
 
-def k_option(parser: argparse.ArgumentParser, required: bool = True, default: int | None = None) -> None:
-    parser.add_argument("--k", required=required, default=default, type=number(int, "k"), help="k of k-anonymity")
+def parameter_type(p: Parameter) -> Callable[[str], object] | None:
+    """How a model parameter's text is parsed: the range itself is checked once, by `Config.check`."""
+    kind = p.constraint.kind
+    return number(int, p.constraint.label) if kind == "whole" else \
+        number(float, p.constraint.label) if kind == "real" else None
+
+
+def privacy_options(parser: argparse.ArgumentParser) -> None:
+    """Every privacy model family's parameters (`fitness.privacy`), as options of the same names: what a new
+    model declares in its own module appears here, in run.toml and in Config without an edit."""
+    for p in privacy.parameters():
+        choices = p.constraint.choices if p.constraint.kind == "choice" else None
+        parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices, default=p.default,
+                            required=p.required, metavar=p.metavar, help=p.help)
 
 
 def identifier_option(parser: argparse.ArgumentParser) -> None:
@@ -141,8 +154,9 @@ def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive col
 
 def hierarchy_options(parser: argparse.ArgumentParser, folder: bool = True) -> None:
     parser.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
-                        help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
-                             "repeated and/or comma-separated (age=decimal,zip=mask)")
+                        help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat, and "
+                             "more (docs/usage.md; preview: kgen hierarchy); repeated and/or comma-separated "
+                             "(age=decimal,zip=mask)")
     if folder:
         parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
 
@@ -188,23 +202,11 @@ def quiet_option(parser: argparse.ArgumentParser) -> None:
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     qi_option(parser)
-    k_option(parser)
+    privacy_options(parser)
     parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
-
-
-def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
-    """l-diversity and t-closeness on the --sensitive columns."""
-    parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
-    parser.add_argument("--l-variant", choices=L_VARIANTS, default="distinct",
-                        help="distinct, entropy, or recursive (c, l)-diversity (needs --c)")
-    parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
-    parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
-                        help="t of t-closeness on every sensitive column (EMD to the whole table)")
-    parser.add_argument("--t-distance", choices=DISTANCES, default="equal",
-                        help="equal (categories) or ordered (numbers, else label order)")
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
