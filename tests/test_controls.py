@@ -97,6 +97,11 @@ def test_every_exact_search_returns_the_constrained_weighted_optimum_of_brute_fo
         got = None if result.best is None else (result.best.loss, result.best.los, result.best.node)
         assert result.stopped == "complete", name
         assert got == want, name
+    if truth is not None and problem.monotone_feasibility:  # Samarati: every feasible node of least height
+        feasible = [n for n in Box(lower, upper).nodes() if prepared.evaluator.evaluate(n).feasible]
+        least = min(sum(n) for n in feasible)
+        samarati = make_search("samarati").run(problem, Limits())
+        assert samarati.minimal == sorted(n for n in feasible if sum(n) == least)
     for name in HEURISTIC:  # not exact, but never outside the limits
         result = make_search(name).run(problem, Limits(max_evaluations=20, seed=1))
         assert result.best is None or all(lo <= x <= hi for lo, x, hi in zip(lower, result.best.node, upper)), name
