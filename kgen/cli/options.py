@@ -133,10 +133,13 @@ def parameter_type(p: Parameter) -> Callable[[str], object] | None:
         number(float, p.constraint.label) if kind == "real" else None
 
 
-def privacy_options(parser: argparse.ArgumentParser) -> None:
+def privacy_options(parser: argparse.ArgumentParser, only: Sequence[str] | None = None) -> None:
     """Every privacy model family's parameters (`fitness.privacy`), as options of the same names: what a new
-    model declares in its own module appears here, in run.toml and in Config without an edit."""
+    model declares in its own module appears here, in run.toml and in Config without an edit. `only` names
+    the parameters of an engine that supports a few models (Mondrian: k and l)."""
     for p in privacy.parameters():
+        if only is not None and p.name not in only:
+            continue
         choices = p.constraint.choices if p.constraint.kind == "choice" else None
         parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices, default=p.default,
                             required=p.required, metavar=p.metavar, help=p.help)
