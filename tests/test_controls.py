@@ -145,8 +145,9 @@ def test_weighted_ncp_scales_each_qis_share_and_its_normalization():
     # nothing; each QI's norm is 4 (every cell suppressed). Unweighted 4 / 8; a weighing 3: 3 * 4 / (3 * 4 + 4).
     columns = {"a": list("wxyz"), "b": list("pqrs")}
     flat = {"a": "flat", "b": "flat"}
-    plain = api.prepare(columns, Config(qi=["a", "b"], k=1, hierarchies=flat, metric="ncp"))
-    weighted = api.prepare(columns, Config(qi=["a", "b"], k=1, hierarchies=flat, metric="ncp", weights={"a": 3}))
+    plain = api.prepare(columns, Config(qi=["a", "b"], k=1, allow_k1=True, hierarchies=flat, metric="ncp"))
+    weighted = api.prepare(columns, Config(qi=["a", "b"], k=1, allow_k1=True, hierarchies=flat, metric="ncp",
+                                           weights={"a": 3}))
     assert plain.evaluator.evaluate((1, 0)).loss == pytest.approx(0.5)
     assert weighted.evaluator.evaluate((1, 0)).loss == pytest.approx(0.75)
     assert weighted.evaluator.evaluate((0, 1)).loss == pytest.approx(0.25)
@@ -186,7 +187,8 @@ def test_bad_limits_and_weights_are_refused_in_one_line(config, message):
 def test_a_level_above_the_top_of_the_hierarchy_is_refused():
     with pytest.raises(InputError, match="above the top of its hierarchy"):
         api.prepare({"a": list("xy"), "b": list("pq")},
-                    Config(qi=["a", "b"], k=1, hierarchies={"a": "flat", "b": "flat"}, max_levels={"a": 2}))
+                    Config(qi=["a", "b"], k=1, allow_k1=True, hierarchies={"a": "flat", "b": "flat"},
+                           max_levels={"a": 2}))
 
 
 def test_limits_that_leave_no_feasible_node_get_the_computed_advice():
@@ -268,7 +270,8 @@ def test_cli_refuses_a_malformed_control_in_one_line(tmp_path: Path, capsys):
 def test_apply_refuses_a_report_whose_node_breaks_its_own_limits(tmp_path: Path):
     data = write_people(tmp_path / "people.csv")
     out = tmp_path / "o.csv"
-    assert main(["anonymize", str(data), "--qi", "age,zip", "--k", "3", "--max-level", "age=2", "--algorithm",
+    assert main(["anonymize", str(data), "--qi", "age,zip", "--keep", "sex", "--k", "3", "--max-level", "age=2",
+                 "--algorithm",
                  "exhaustive", "--hierarchy", "age=intervals:5,10,20", "--output", str(out), "--quiet"]) == 0
     report = json.loads(out.with_suffix(".json").read_text())
     report["max_levels"] = {"age": report["node"]["age"] - 1} if report["node"]["age"] else {"age": 0}

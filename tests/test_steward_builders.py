@@ -114,7 +114,8 @@ def test_the_preview_shows_the_levels_the_run_uses(tmp_path: Path, column: str, 
     data = people(tmp_path / "people.csv")
     table = read_table(str(data))
     _, levels = preview_levels(table, column, spec)
-    prepared = api.prepare(table, Config(qi=[column], k=1, hierarchies={column: spec}))
+    prepared = api.prepare(table, Config(qi=[column], k=1, allow_k1=True, keep_unnamed=True,
+                                                hierarchies={column: spec}))
     qi = prepared.encoded.qis[0]
     assert len(levels) == qi.height + 1
     for entry in levels:
@@ -135,8 +136,10 @@ def test_kgen_hierarchy_prints_the_levels_and_writes_an_arx_file_that_runs_alike
     assert "level 3: 6 groups, smallest 1 rows: [18, 47] (46), [48, 77] (44), [78, 89] (17), 90+ (9)" in printed
     ages = [line.split(",")[0] for line in data.read_text().splitlines()[1:-1]]
     assert dict(load_arx(out, "age").paths) == dict(build("age", spec, ages).with_missing("?").paths)
-    built = api.anonymize(str(data), Config(qi=["age"], k=3, algorithm="exhaustive", hierarchies={"age": spec}))
-    filed = api.anonymize(str(data), Config(qi=["age"], k=3, algorithm="exhaustive", hierarchies={"age": str(out)}))
+    built = api.anonymize(str(data), Config(qi=["age"], k=3, algorithm="exhaustive", keep_unnamed=True,
+                                                      hierarchies={"age": spec}))
+    filed = api.anonymize(str(data), Config(qi=["age"], k=3, algorithm="exhaustive", keep_unnamed=True,
+                                                      hierarchies={"age": str(out)}))
     assert built.evaluation.node == filed.evaluation.node and built.evaluation.loss == filed.evaluation.loss
     assert main(["hierarchy", "age", "--data", str(data), "--builder", "intervals:5;top=x"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
