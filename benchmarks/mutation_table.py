@@ -9,6 +9,9 @@ from __future__ import annotations
 
 CHECKERS = ["tests/test_checker_near_miss.py"]
 KEYS = ["tests/test_keys_at_word_boundary.py"]
+MEMORY = ["tests/test_memory_limits.py"]
+INPUTS = ["tests/test_inputs_25.py"]
+PROGRESS = ["tests/test_progress.py"]
 
 MUTANTS: list[dict] = [
     # --- issue 25: planted bugs the suite let through ------------------------------------------------------------
@@ -326,4 +329,56 @@ MUTANTS += [
     dict(id="mondrian-check-interval-upper", file="kgen/check/mondrian.py",
          original="ok |= (low[inverse] <= value) & (value <= high[inverse])",
          mutated="ok |= (low[inverse] <= value) & (value <= high[inverse] + 1)", tests=CHECKERS + SURVIVORS),
+    # --- issue 25, this turn: memory limits, Parquet schema, k-Optimize progress, names, inputs -------------------
+    dict(id="memory-check-lax", file="kgen/runners/memory.py",
+         original="        if wanted > limit.size:", mutated="        if wanted > 2 * limit.size:", tests=MEMORY),
+    dict(id="memory-rows-not-counted", file="kgen/runners/memory.py",
+         original="VIRTUAL_PER_BYTE * table.data + rows,", mutated="VIRTUAL_PER_BYTE * table.data,", tests=MEMORY),
+    dict(id="memory-cgroup-v2-ignored", file="kgen/runners/memory.py",
+         original='        if controllers == "":  # v2', mutated='        if controllers == "v2":  # v2', tests=MEMORY),
+    dict(id="memory-cgroup-v1-path", file="kgen/runners/memory.py",
+         original='Path(root, "memory", relative, "memory.limit_in_bytes")',
+         mutated='Path(root, "memory", "memory.limit_in_bytes")', tests=MEMORY),
+    dict(id="memory-not-checked-before-reading", file="kgen/cli/console.py",
+         original="    check_fits(path, qis)", mutated="    pass", tests=MEMORY),
+    dict(id="oom-chain-not-walked", file="kgen/cli/main.py",
+         original="        current = current.__cause__ or current.__context__",
+         mutated="        current = None", tests=MEMORY),
+    dict(id="oom-thread-word", file="kgen/cli/main.py",
+         original='MEMORY_WORDS = ("can\'t start new thread", ', mutated='MEMORY_WORDS = (', tests=MEMORY),
+    dict(id="oom-every-error", file="kgen/cli/main.py",
+         original="        if not ran_out_of_memory(error):\n            raise\n",
+         mutated="        if False:\n            raise\n", tests=MEMORY),
+    dict(id="workers-timeout-late", file="kgen/cli/main.py",
+         original="            default_workers_timeout()  #", mutated="            pass  #", tests=INPUTS),
+    dict(id="parquet-schema-unchecked", file="kgen/io/table.py",
+         original="            check_text_columns(pq.ParquetFile(handle).schema_arrow, name)\n",
+         mutated="", tests=INPUTS),
+    dict(id="parquet-partitioned-unchecked", file="kgen/runners/partitioned/source.py",
+         original="        check_text_columns(schema, path)  #", mutated="        pass  #", tests=INPUTS),
+    dict(id="koptimize-progress-limit", file="kgen/run/koptimize.py",
+         original="        begin(config.max_evaluations, limit, None)",
+         mutated="        begin(config.max_evaluations, config.time_limit, None)", tests=INPUTS),
+    dict(id="koptimize-progress-unwired", file="kgen/run/koptimize.py",
+         original="Limits(config.max_evaluations, limit,\n", mutated="Limits(config.max_evaluations, limit, None,\n",
+         tests=INPUTS),
+    dict(id="progress-close-keeps-drawn", file="kgen/cli/progress.py",
+         original="        self.drawn, self.last = False, -1.0\n", mutated="", tests=INPUTS + PROGRESS),
+    dict(id="names-unnamed-all", file="kgen/run/roles.py",
+         original="for u in unnamed[:MAX_NAMES]]", mutated="for u in unnamed]", tests=INPUTS),
+    dict(id="names-config-keys-all", file="kgen/cli/options.py",
+         original="{names_shown(sorted(by_key))}", mutated="{', '.join(sorted(by_key))}", tests=INPUTS),
+    dict(id="names-formula-columns-all", file="kgen/report/publish.py",
+         original="in columns {names_shown(cells['columns'])}", mutated="in columns {cells['columns']}", tests=INPUTS),
+    dict(id="names-breaking-models-all", file="kgen/run/advice.py",
+         original='return ", ".join(parts[:MAX_NAMES])', mutated='return ", ".join(parts)', tests=INPUTS),
+    dict(id="checksum-of-any-file", file="kgen/report/provenance.py",
+         original="    with open_input(path) as handle:\n        for block",
+         mutated="    with open(path, 'rb') as handle:\n        for block", tests=INPUTS),
+    dict(id="config-file-unprotected", file="kgen/cli/anonymize.py",
+         original='    files += [args.config] if getattr(args, "config", None) else []',
+         mutated="    files += []", tests=INPUTS),
+    dict(id="mondrian-fifo-not-found", file="kgen/mondrian/storage.py",
+         original="        raise not_found(text)", mutated='        raise InputError("file not found", file=text)',
+         tests=INPUTS),
 ]
