@@ -163,7 +163,8 @@ def interval_label(group: list[str]) -> str:
 
 def cut_point_table(table: Table, config: Config) -> CutPointTable:
     """The QIs of a table (values normalized as `kgen.run.pipeline.prepare` does) in k-Optimize's terms."""
-    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    models = privacy.build_models(config.model_values(), config.sensitive)
+    beyond = privacy.beyond_sizes(models)
     if beyond:
         raise InputError(f"k-optimize supports k-anonymity (with a suppression limit) only, not "
                          f"{', '.join(beyond)}: use a lattice algorithm")
@@ -176,7 +177,8 @@ def cut_point_table(table: Table, config: Config) -> CutPointTable:
         columns.append(np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)))
     ranks, weights = np.unique(np.stack(columns, axis=1), axis=0, return_counts=True)
     max_suppressed = math.floor(config.suppression * table.n + 1e-9)
-    oracle = CutPointOracle(ranks, weights, [len(o) for o in orders], config.k, max_suppressed)
+    least = max(m.count_rule.min_rows for m in models)  # type: ignore[union-attr] (size rules: k, a k-map's k')
+    oracle = CutPointOracle(ranks, weights, [len(o) for o in orders], least, max_suppressed)
     return CutPointTable(list(config.qi), orders, oracle)
 
 
