@@ -18,9 +18,10 @@ from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
-LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
+MICROAGGREGATION = ("mean", "median")  # the functions of --microaggregate (kgen.run.microaggregation)
+LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
-         ("sensitive", "sensitive", "--sensitive"))
+         ("sensitive", "sensitive", "--sensitive"), ("keep", "kept column", "--keep"))
 
 
 # Every Config field with a range or a set of choices, checked by `Config.check`. The privacy models' fields
@@ -57,6 +58,15 @@ class Settings:
         Direct identifiers, replaced by `*` in the release (`--identifier`).
     sensitive : sequence of str
         Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
+    keep : sequence of str
+        Columns released as they are (ARX's insensitive attributes, `--keep`). Every column of the table must
+        have a role (QI, identifier, sensitive or kept), else the run is refused: a column nobody named is
+        how a direct identifier leaves in clear.
+    keep_unnamed : bool
+        Release every column no role names as it is (`--keep-unnamed`), instead of refusing the run.
+        A kept column that looks like an identifier is warned about (`kgen.IdentifierWarning`).
+    allow_k1 : bool
+        Allow k = 1 (`--allow-k1`): k-anonymity with k = 1 protects no one, so it must be asked for.
     metric : str
         The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
     hierarchies : mapping of str to object
@@ -66,11 +76,14 @@ class Settings:
         A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
     missing : sequence of str
         The tokens that mean "missing" (default: empty, `?`, `NA`).
+    encoding : str
+        The text encoding of a CSV path given as data (`--encoding`): utf-8 (default, with or without a
+        byte-order mark), latin-1, cp1252 or utf-16 (with its byte-order mark).
     algorithm : str
         The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
     options : mapping of str to object
-        The algorithm's own parameters (its dataclass fields, e.g. `population`, `preset`, `selection`);
-        from `--population`, `--preset`, `--selection`.
+        The algorithm's own parameters (its dataclass fields, e.g. `preset`, `selection`; the GA's
+        population size as `ga_population`); from `--ga-population`, `--preset`, `--selection`.
     seed : int
         The random seed of the search: the same seed gives the same result.
     max_evaluations : int or None
@@ -105,6 +118,12 @@ class Settings:
     partitioned : bool
         Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.runners.partitioned`;
         docs/partitioned.md).
+    local_recoding : bool
+        After the node is chosen, generalize the rows it would suppress again, at nodes of their own (ARX's
+        iterative local recoding; `kgen.run.recoding`, docs/local-recoding.md).
+    microaggregate : mapping of str to str
+        Per numeric QI, "mean" or "median": its released value in each class is the class's mean / median of
+        the original values (`kgen.run.microaggregation`); from `--microaggregate QI=FUNCTION`.
 
     The privacy models' parameters are fields of `Config` too, one per parameter of each family in
     `fitness.privacy` (docs/privacy-models.md).
@@ -114,10 +133,14 @@ class Settings:
     suppression: float = 0.0
     identifiers: Sequence[str] = ()
     sensitive: Sequence[str] = ()
+    keep: Sequence[str] = ()
+    keep_unnamed: bool = False
+    allow_k1: bool = False
     metric: str = "log"
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
+    encoding: str = "utf-8"
     algorithm: str = "kgen"
     options: Mapping[str, object] = field(default_factory=dict)
     seed: int = 0
@@ -135,6 +158,8 @@ class Settings:
     device: str = "cpu"
     bound: bool = True
     partitioned: bool = False
+    local_recoding: bool = False
+    microaggregate: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters
@@ -167,6 +192,24 @@ class Settings:
             constraint.check(getattr(self, name))
         for p in privacy.parameters():
             p.constraint.check(getattr(self, p.name))
+        if getattr(self, "k", 2) == 1 and not self.allow_k1:
+            raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 (allow_k1=True) to "
+                             "release it anyway")
+        self.check_refinements()
+
+    def check_refinements(self) -> None:
+        """Microaggregation names QIs with mean or median; neither it nor local recoding on row partitions."""
+        if not isinstance(self.microaggregate, Mapping):
+            raise InputError("--microaggregate must map quasi-identifiers to mean or median, got "
+                             f"{type(self.microaggregate).__name__}")
+        for column, function in self.microaggregate.items():
+            if column not in self.qi:
+                raise InputError("--microaggregate: not a quasi-identifier (--qi)", column=str(column))
+            if function not in MICROAGGREGATION:
+                raise InputError(f"--microaggregate {column}={function}: choose mean or median", column=column)
+        if self.partitioned and (self.local_recoding or self.microaggregate):
+            raise InputError("--local-recoding and --microaggregate work on a table in memory, not with "
+                             "--partitioned")
 
     def model_values(self) -> dict[str, object]:
         """The privacy models' parameters, by name (what `fitness.privacy.build_models` reads)."""

@@ -8,6 +8,7 @@ release and report the same way. The reports are built in `kgen.report.build`; f
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -21,10 +22,12 @@ from kgen.run.advice import LeastSuppressed, no_solution_advice
 from kgen.run.algorithms import make_search
 from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
+from kgen.run.recoding import Refined, refine
 from kgen.run.record import record
 from kgen.run.result import Result
-from kgen.run.roles import run_warnings
+from kgen.run.roles import identifier_warnings, run_warnings
 from kgen.runners import parallel
+from kgen.status import IdentifierWarning, KgenWarning
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
 from lattice.node import Node
@@ -68,14 +71,21 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
             close()
 
 
-def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool) -> Table:
+def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool,
+            columns: Mapping[str, CodedColumn] | None = None) -> Table:
     """The anonymized table: QIs generalized to `node`, identifiers replaced by `*`, suppressed rows with
     `*` in every QI (or dropped). Same columns and row order as the input. Built from codes: every column is
-    a CodedColumn (no string per row), which `Table.iter_rows` writes out a chunk at a time."""
+    a CodedColumn (no string per row), which `Table.iter_rows` writes out a chunk at a time. `columns`, when
+    given, are the QI columns as written instead (`kgen.run.recoding.refine`: local recoding, microaggregation),
+    `*` already on the suppressed rows."""
     table, config = prepared.table, prepared.config
     keep = None if not drop_suppressed else ~suppressed
     values: dict[str, Sequence[str]] = {}
+    for name, column in (columns or {}).items():
+        values[name] = column if keep is None else CodedColumn(column.codes[keep], column.labels)
     for qi, level in zip(prepared.encoded.qis, node):
+        if qi.name in values:
+            continue
         labels = qi.labels[level]
         star = labels.index(SUPPRESSED) if SUPPRESSED in labels else len(labels)
         codes = qi.codes[level].astype(code_dtype(len(labels) + 1))  # a copy, with room for `*`
@@ -142,8 +152,9 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
         How the run was started, for the report's provenance (the command line passes its argv); default: the
         Python API.
     warn
-        Called with each warning of the run (`run_warnings`: a column that looks like an identifier but has
-        no role, more jobs than cores) before the search; they are in the report's `warnings` either way.
+        Called with each warning of the run (`run_warnings`: a kept column that looks like an identifier, more
+        jobs than cores) before the search; without it they are Python warnings (`kgen.IdentifierWarning`,
+        `kgen.KgenWarning`). They are in the report's `warnings` either way.
 
     Returns
     -------
@@ -154,7 +165,8 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     Raises
     ------
     InputError
-        Bad input or configuration (one line naming file, row and column); with `config.strict`, a warning.
+        Bad input or configuration (one line naming file, row and column); a column without a role (give
+        `config.keep` or `config.keep_unnamed`); with `config.strict`, a warning.
     NoSolutionError
         No node satisfies the privacy models within the suppression limit (with what would help).
     Interrupted
@@ -163,18 +175,29 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
     prepared = prepare(data, config, models, objective, progress=progress)
-    if warn is not None:
-        for message in run_warnings(prepared.table, config):
-            warn(message)
+    emit_warnings(prepared.table, config, warn)
     result = search(prepared, progress)
     if result.stopped == Stopped.INTERRUPTED:
         raise Interrupted(prepared, result)
     return finish(prepared, result, invocation)
 
 
+def emit_warnings(table: Table, config: Config, warn: Callable[[str], None] | None) -> None:
+    """The run's warnings before the search: to `warn` (the command line prints them on stderr), else as
+    Python warnings (`kgen.IdentifierWarning` for a kept column that looks like an identifier, else
+    `kgen.KgenWarning`), so that a notebook shows them. They are in the report's `warnings` either way."""
+    identifiers = set(identifier_warnings(table, config))
+    for message in run_warnings(table, config):
+        if warn is not None:
+            warn(message)
+        else:
+            category = IdentifierWarning if message in identifiers else KgenWarning
+            warnings.warn(message, category, stacklevel=3)
+
+
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
                           output: str | None = None, report: str | None = None, protected: Sequence[str] = (),
-                          invocation: Mapping | None = None) -> Result:
+                          invocation: Mapping | None = None, public: str | None = None) -> Result:
     """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.run.partitioned`, docs/partitioned.md),
     the same run path with rows on the workers. With `output` (a new folder) the parts and the report are
     published through the one publish; returns the Result."""
@@ -190,7 +213,7 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
                              ) from None
         raise
     return partitioned.anonymize(data, config, output, progress=progress, report=report, protected=protected,
-                                 invocation=invocation)
+                                 invocation=invocation, public=public)
 
 
 def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None = None) -> Result:
@@ -225,11 +248,22 @@ def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None 
                               "--time-limit, or use another algorithm (bestfirst is exact and evaluates the fewest "
                               "nodes): a search that did not complete does not prove that no node is feasible")
     evaluation = result.best
-    suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
-    released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)
-    recorded = record(prepared, evaluation, suppressed, result, invocation)
+    released, suppressed, refined = refined_release(prepared, evaluation.node)
+    recorded = record(prepared, evaluation, suppressed, result, invocation, refined)
     report = reporting.anonymize_report(prepared, result, evaluation, suppressed, released, recorded)
     return Result(released, evaluation, result, report, suppressed)
+
+
+def refined_release(prepared: Prepared, node: Node) -> tuple[Table, np.ndarray, Refined | None]:
+    """The release at `node` with the run's local recoding and microaggregation (`kgen.run.recoding.refine`),
+    the rows it suppresses, and the refinement (None when neither is asked): what `finish` and `kgen apply`
+    release."""
+    suppressed = prepared.evaluator.suppressed_rows(node)
+    refined = refine(prepared, node, suppressed)
+    if refined is not None:
+        suppressed = refined.recoding.suppressed
+    columns = None if refined is None else refined.columns
+    return release(prepared, node, suppressed, prepared.config.drop_suppressed, columns), suppressed, refined
 
 
 __all__ = ["Config", "Interrupted", "Prepared", "Result", "TOP", "anonymize", "finish", "prepare", "release",
