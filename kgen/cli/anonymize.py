@@ -12,6 +12,7 @@ from fitness.objective import OBJECTIVES
 from kgen.cli.console import enabled_stream, read_input, warn
 from kgen.cli.options import (
     add_config_argument,
+    add_control_arguments,
     add_model_arguments,
     add_output_arguments,
     add_refinement_arguments,
@@ -166,6 +167,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                       help="the information loss to minimize (see docs/metrics.md)")
     hierarchy_options(anon)
+    add_control_arguments(anon)
     anon.add_argument("--missing", type=tokens, action="extend",
                       help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
     anon.add_argument("--algorithm", default=Config.algorithm,
