@@ -24,7 +24,10 @@ MODELS = {
     "beta": ["--beta-likeness", "0.8"],
     "beta-enhanced": ["--beta-likeness", "1.0", "--beta-variant", "enhanced"],
     "delta": ["--delta-disclosure", "1.5"],
+    "population-uniqueness": ["--max-population-uniqueness", "0.2", "--sampling-fraction", "0.3"],
+    "t-hierarchical": ["--t-closeness", "0.4", "--t-distance", "hierarchical", "--t-hierarchy", "DISEASES"],
 }
+DISEASES = "flu;ill;*\ncold;ill;*\nnone;well;*\n"  # the hierarchy file --t-hierarchy names
 MONOTONE = {"average-risk", "k-map", "k-map-ztp"}
 
 
@@ -50,7 +53,9 @@ def run_and_check(tmp_path: Path, lines: list[str], algorithm: str, model: str, 
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = tmp_path / f"out-{algorithm}-{model}.csv"
     output.unlink(missing_ok=True)
-    base = ["--qi", "age,zip", "--k", "1", "--sensitive", "disease", "--suppression", str(suppression), *MODELS[model]]
+    (tmp_path / "diseases.csv").write_text(DISEASES, encoding="utf-8")
+    flags = [str(tmp_path / "diseases.csv") if flag == "DISEASES" else flag for flag in MODELS[model]]
+    base = ["--qi", "age,zip", "--k", "1", "--sensitive", "disease", "--suppression", str(suppression), *flags]
     code = quiet(["anonymize",
                   "--allow-k1",
                   "--keep-unnamed", str(data), *base, "--hierarchy", "age=decimal,zip=mask", "--algorithm", algorithm,
