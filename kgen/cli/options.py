@@ -14,11 +14,14 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
 from fitness.models import DISTANCES, L_VARIANTS
+from fitness.objective import OBJECTIVES
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
-from kgen.run.config import Config
+from kgen.run.config import Config, parse_node
 from kgen.runners.parallel import CONNECT_TIMEOUT
 from kgen.status import ArgumentError
 from lattice.errors import InputError
@@ -171,9 +174,11 @@ def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, k: bool = True) -> None:
+    """--qi, --k (unless the command sets k itself, as `kgen frontier` does), --suppression, --separator."""
     qi_option(parser)
-    k_option(parser)
+    if k:
+        k_option(parser)
     parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
     parser.add_argument("--separator", type=separator,
@@ -190,6 +195,48 @@ def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
                         help="t of t-closeness on every sensitive column (EMD to the whole table)")
     parser.add_argument("--t-distance", choices=DISTANCES, default="equal",
                         help="equal (categories) or ordered (numbers, else label order)")
+
+
+def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    """What defines the problem beside the QIs and k (anonymize, frontier): the other roles, the sensitive
+    models, the metric, the hierarchies and the missing-value tokens."""
+    identifier_option(parser)
+    sensitive_option(parser)
+    add_sensitive_arguments(parser)
+    parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
+                        help="the information loss to minimize (see docs/metrics.md)")
+    hierarchy_options(parser)
+    parser.add_argument("--missing", type=tokens, action="extend",
+                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """How long a search may run, its seed, and where nodes are evaluated (anonymize, frontier)."""
+    parser.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
+                        help="stop after this many distinct evaluations (>= 1; default: no limit)")
+    parser.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
+                        help="stop after this many seconds (> 0; default: no limit)")
+    seed_option(parser)
+    parser.add_argument("--kernel", choices=KERNELS, default="fast", help="class-counting kernel")
+
+
+def device_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
+                             "array runs the GPU code on numpy (for tests)")
+
+
+def node_argument(text: str) -> dict[str, int]:
+    try:
+        return parse_node(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--node: ").removeprefix("--node ")) from None
+
+
+def node_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node", type=node_argument, metavar="QI=L,...",
+                        help="publish this node (one level per QI, e.g. a point of kgen frontier) instead of "
+                             "searching; refused (exit 3) when it breaks the models (docs/frontier.md)")
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:

@@ -105,6 +105,12 @@ def size_histogram(sizes: np.ndarray) -> dict[int, int]:
     return dict(sorted(counts.items()))
 
 
+def average_risk(classes: int, released: int) -> float:
+    """Average prosecutor risk: the mean over released records of 1/|E|, which is classes / released rows (the
+    one definition: the report's `prosecutor.mean` and the frontier's average risk both read it)."""
+    return classes / released if released else 0.0
+
+
 def record_risks(sizes: np.ndarray, threshold: float) -> dict:
     """Prosecutor and marketer risk and sample uniques of the released classes of `sizes` (SPEC section 10)."""
     n_r = int(sizes.sum())
@@ -117,7 +123,7 @@ def record_risks(sizes: np.ndarray, threshold: float) -> dict:
     return {
         "prosecutor": {
             "max": 1.0 / float(sizes.min()),
-            "mean": sizes.size / n_r,  # (1/n_r) * sum over records of 1/|E| = classes / n_r
+            "mean": average_risk(int(sizes.size), n_r),
             "records_above_threshold": float(above) / n_r,
             "rows_above_threshold": int(above),
         },
