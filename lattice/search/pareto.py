@@ -194,15 +194,32 @@ class _Run:
             self.params["polished_front"] = [[loss, r, list(n)] for loss, r, n in self.front()]
         self.params["ga_evaluations"] = self.budget.evaluations
         if self.problem.box.size <= self.ga.exhaustive_max:
-            for _ in self.budget.evaluate_in_batches(self.problem.box.nodes(), 512):
-                pass
+            batch: list[Node] = []
+            for node in self.problem.box.nodes():
+                batch.append(node)
+                if len(batch) == 512:
+                    self.evaluate(batch)
+                    batch = []
+            self.evaluate(batch)
             self.params["complete"] = True
 
 
-def ratio(found: Sequence[Sequence], exact: Sequence[Sequence]) -> float:
-    """The hypervolume of `found` over that of `exact` ([loss, risk, ...] rows; 1 when equal)."""
-    whole = hypervolume([(p[0], p[1]) for p in exact])
-    return 1.0 if whole == 0 else hypervolume([(p[0], p[1]) for p in found]) / whole
+def ratio(found: Sequence[Sequence], exact: Sequence[Sequence], margin: float = 0.1) -> float:
+    """The hypervolume of `found` over that of `exact` ([loss, risk, ...] rows; 1 when equal).
+
+    Both objectives are first scaled to [0, 1] over the exact front's range (its ideal and nadir points) and the
+    reference point is (1 + margin, 1 + margin), the usual normalization: without it the risk axis, whose values
+    are orders of magnitude below the loss's, would count for nothing."""
+    losses, risks = [p[0] for p in exact], [p[1] for p in exact]
+    lo_l, span_l = min(losses), (max(losses) - min(losses)) or 1.0
+    lo_r, span_r = min(risks), (max(risks) - min(risks)) or 1.0
+
+    def scaled(rows: Sequence[Sequence]) -> list[tuple[float, float]]:
+        return [((p[0] - lo_l) / span_l, (p[1] - lo_r) / span_r) for p in rows]
+
+    reference = (1.0 + margin, 1.0 + margin)
+    whole = hypervolume(scaled(exact), reference)
+    return 1.0 if whole == 0 else hypervolume(scaled(found), reference) / whole
 
 
 __all__ = ["ParetoGA", "hypervolume", "pareto_front", "ratio"]
