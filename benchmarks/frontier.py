@@ -20,11 +20,11 @@ import time
 
 from benchmarks.common import ADULT_QIS, DATA, REPO, machine
 from kgen.io.table import read_csv
+from kgen.report.risk import average_risk
 from kgen.run.config import Config
 from kgen.run.frontier import frontier
 from kgen.run.pipeline import anonymize
 from kgen.run.prepare import prepare
-from kgen.report.risk import average_risk
 from lattice.search.base import Limits
 from lattice.search.pareto import ParetoGA, ratio
 
