@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from kgen.io.files import write_atomic
 
-WIDTH, HEIGHT, MARGIN = 640, 400, 56
+WIDTH, HEIGHT, MARGIN, LEFT = 640, 400, 56, 84  # LEFT: room for the risk axis's tick labels
 
 
 def render(result: Mapping) -> str:
@@ -51,8 +51,10 @@ def setting(result: Mapping) -> str:
     """What every point shares: input, models, suppression limit, roles of the columns."""
     models = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in result.get("models") or [])
     how = result.get("frontier") or {}
+    ks = (f"from {result.get('k_min')} to {result.get('k_max')}: each point is the least loss at its k"
+          if result.get("risk") == "highest" else f"{result.get('k_min')} (the hard model of every point)")
     rows = [("Input", result.get("input") or "(in memory)"), ("Rows", result.get("rows")),
-            ("Privacy models (every point)", models), ("Suppression limit", result.get("suppression_limit")),
+            ("Privacy models", models), ("k", ks), ("Suppression limit", result.get("suppression_limit")),
             ("Quasi-identifiers", ", ".join(result.get("quasi_identifiers") or [])),
             ("Identifiers (released as *)", ", ".join(result.get("identifiers") or []) or "none"),
             ("Kept columns (released as they are)", ", ".join(result.get("kept_columns") or []) or "none"),
@@ -75,7 +77,7 @@ def chart(points: Sequence[Mapping], risk: str) -> str:
     x0, x1 = (x0 - 0.02, x1 + 0.02) if x1 - x0 < 1e-9 else (x0 - (x1 - x0) * 0.05, x1 + (x1 - x0) * 0.05)
 
     def sx(v: float) -> float:
-        return MARGIN + (v - x0) / (x1 - x0) * (WIDTH - 2 * MARGIN)
+        return LEFT + (v - x0) / (x1 - x0) * (WIDTH - LEFT - MARGIN)
 
     def sy(v: float) -> float:
         return HEIGHT - MARGIN - (v - y0) / (y1 - y0) * (HEIGHT - 2 * MARGIN)
@@ -95,14 +97,14 @@ def chart(points: Sequence[Mapping], risk: str) -> str:
 
 def axes(sx, sy, xr: tuple[float, float], yr: tuple[float, float], risk: str) -> str:
     """Axes with five ticks each and their labels."""
-    out = [f'<line class="axis" x1="{MARGIN}" y1="{HEIGHT - MARGIN}" x2="{WIDTH - MARGIN}" y2="{HEIGHT - MARGIN}"/>',
-           f'<line class="axis" x1="{MARGIN}" y1="{MARGIN}" x2="{MARGIN}" y2="{HEIGHT - MARGIN}"/>']
+    out = [f'<line class="axis" x1="{LEFT}" y1="{HEIGHT - MARGIN}" x2="{WIDTH - MARGIN}" y2="{HEIGHT - MARGIN}"/>',
+           f'<line class="axis" x1="{LEFT}" y1="{MARGIN}" x2="{LEFT}" y2="{HEIGHT - MARGIN}"/>']
     for t in range(5):
         xv = xr[0] + (xr[1] - xr[0]) * t / 4
         yv = yr[0] + (yr[1] - yr[0]) * t / 4
         out.append(f'<text class="tick" x="{sx(xv):.1f}" y="{HEIGHT - MARGIN + 16}" text-anchor="middle">'
                    f"{xv:.3f}</text>")
-        out.append(f'<text class="tick" x="{MARGIN - 6}" y="{sy(yv) + 4:.1f}" text-anchor="end">{yv:.3g}</text>')
+        out.append(f'<text class="tick" x="{LEFT - 6}" y="{sy(yv) + 4:.1f}" text-anchor="end">{yv:.3g}</text>')
     out.append(f'<text class="label" x="{WIDTH / 2}" y="{HEIGHT - 12}" text-anchor="middle">information loss'
                "</text>")
     out.append(f'<text class="label" x="14" y="{HEIGHT / 2}" text-anchor="middle" '
