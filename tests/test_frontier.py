@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kgen import Config, anonymize, frontier, read_csv
+from kgen import Config, anonymize, from_mapping, frontier, read_csv
 from kgen.cli.main import main
 from kgen.report.explorer import render
 from kgen.report.risk import average_risk
@@ -106,6 +106,32 @@ def test_frontier_refuses_a_bad_risk_or_k_range(adult) -> None:
         frontier(adult, config(), "worst")
     with pytest.raises(InputError, match="k-min <= k-max"):
         frontier(adult, config(), "highest", 5, 3)
+
+
+def test_journalist_risk_against_a_population_twice_the_sample_is_half_the_prosecutor_risk(adult) -> None:
+    doubled = from_mapping({c: list(adult.column(c)) * 2 for c in QIS})
+    got = frontier(adult, config(), "journalist", 2, 2, population=doubled)
+    assert got["frontier"]["complete"] and got["points"]
+    for p in got["points"]:
+        assert p["risk"] == p["risks"]["journalist_highest"] == pytest.approx(p["risks"]["highest_prosecutor"] / 2)
+
+
+def test_journalist_risk_refuses_a_population_value_outside_the_hierarchy(adult) -> None:
+    from lattice.errors import InputError
+
+    with pytest.raises(InputError, match="not in the hierarchy"):
+        frontier(adult, config(), "journalist", 2, 2,
+                 population=from_mapping({"sex": ["Male", "Robot"], "age": ["30", "31"], "race": ["White"] * 2}))
+    with pytest.raises(InputError, match="needs a population"):
+        frontier(adult, config(), "journalist", 2, 2)
+
+
+def test_records_at_risk_frontier_is_non_dominated_in_the_share_of_records_at_risk(adult) -> None:
+    got = frontier(adult, config(), "records", 2, 2)
+    assert got["frontier"]["complete"]
+    risks = [p["risk"] for p in got["points"]]
+    assert risks == sorted(risks, reverse=True) and len(set(risks)) == len(risks)
+    assert all(p["risk"] == p["risks"]["records_at_risk"] for p in got["points"])
 
 
 def kgen(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:

@@ -16,10 +16,12 @@ from kgen.cli.options import (
     config_from_args,
     device_option,
     finite_number,
+    population_option,
     quiet_option,
 )
 from kgen.io.files import check_target
 from kgen.report import explorer
+from kgen.report.explorer import AXIS
 from kgen.report.publish import write_frontier
 from kgen.run.frontier import RISKS, frontier
 
@@ -27,20 +29,23 @@ from kgen.run.frontier import RISKS, frontier
 def run_frontier(args: argparse.Namespace) -> int:
     output = Path(args.output)
     table = Path(args.csv) if args.csv else output.with_suffix(".csv")
-    protected = protected_inputs(args)
+    protected = protected_inputs(args) + ([args.population] if args.population else [])
     config = config_from_args(args, k=args.k_min)
     config.check()  # option errors before touching any file
     for target in (output, table) + ((Path(args.html),) if args.html else ()):
         check_target(target, protected)
     data = read_input(args.input, args.separator, len(config.qi))
-    result = frontier(data, config, args.risk, args.k_min, args.k_max, invocation=args.invocation,
-                      input_path=args.input)
+    population = None if args.population is None else read_input(args.population, args.separator, len(config.qi))
+    result = frontier(data, config, args.risk, args.k_min, args.k_max, population=population,
+                      invocation=args.invocation, input_path=args.input)
     write_frontier(result, output, table, protected)
     if args.html:
         explorer.write(result, args.html, protected + [str(output), str(table)])
     if not args.quiet:
         how = result["frontier"]
-        print(f"kgen: frontier of {len(result['points'])} points over (loss, {args.risk} risk) by {how['algorithm']}"
+        count = len(result["points"])
+        print(f"kgen: frontier of {count} point{'s' if count != 1 else ''} over (loss, {AXIS[args.risk]}) by "
+              f"{how['algorithm']}"
               f" ({'exact' if how.get('complete') else 'not proved complete'}, {how['seconds']:.1f} s): {output}, "
               f"{table}" + (f", {args.html}" if args.html else ""))
     return 0
@@ -54,8 +59,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_model_arguments(parser, k=False)
     add_problem_arguments(parser)
     parser.add_argument("--risk", choices=RISKS, default="highest",
-                        help="highest prosecutor risk (1/smallest class; exact per k by the certified search) or "
-                             "average prosecutor risk (NSGA-II; exact on a lattice of at most 20,000 nodes)")
+                        help="highest prosecutor risk (1/smallest class; exact per k by the certified search), or "
+                             "by NSGA-II (exact on a lattice of at most 20,000 nodes): average prosecutor risk, "
+                             "records at risk (prosecutor risk above 0.2), journalist (highest; needs --population)")
+    population_option(parser, "raw values, generalized like INPUT at each node; for --risk journalist")
     parser.add_argument("--k-min", type=finite_number(int, "k-min", 1), default=2,
                         help="the least k (the hard model; the first k of the range)")
     parser.add_argument("--k-max", type=finite_number(int, "k-max", 1), default=50,

@@ -170,6 +170,11 @@ def output_options(parser: argparse.ArgumentParser, output: str, report: str = "
     parser.add_argument("--report", help=report)
 
 
+def population_option(parser: argparse.ArgumentParser, text: str) -> None:
+    """A population CSV with the same QIs, for journalist risk (kgen risk, kgen frontier; docs/risk.md)."""
+    parser.add_argument("--population", metavar="FILE", help=f"population CSV with the same QIs: {text}")
+
+
 def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 

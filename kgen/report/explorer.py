@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 
 from kgen.io.files import write_atomic
 
+AXIS = {"highest": "highest prosecutor risk", "average": "average prosecutor risk",
+        "records": "records at risk (share)", "journalist": "highest journalist risk"}
 WIDTH, HEIGHT, MARGIN, LEFT = 640, 400, 56, 84  # LEFT: room for the risk axis's tick labels
 
 
@@ -108,7 +110,7 @@ def axes(sx, sy, xr: tuple[float, float], yr: tuple[float, float], risk: str) ->
     out.append(f'<text class="label" x="{WIDTH / 2}" y="{HEIGHT - 12}" text-anchor="middle">information loss'
                "</text>")
     out.append(f'<text class="label" x="14" y="{HEIGHT / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {HEIGHT / 2})">{html.escape(risk)} re-identification risk</text>')
+               f'transform="rotate(-90 14 {HEIGHT / 2})">{html.escape(AXIS.get(risk, risk))}</text>')
     return "".join(out)
 
 
@@ -208,7 +210,9 @@ SCRIPT = r"""
       ['records at risk (prosecutor > ' + r.threshold + ')', fmt(r.records_at_risk)],
       ['marketer risk', fmt(r.marketer)], ['sample uniques', r.sample_uniques], ['classes', p.classes],
       ['smallest class', p.smallest_class], ['suppressed rows', p.suppressed], ['LOG', fmt(p.log)],
-      ['independent check (kgen.check)', p.checked && p.checked.passed ? 'passed' : 'not passed']];
+      ['independent check (kgen.check)', p.checked && p.checked.passed ? 'passed' : 'not passed']].concat(
+      r.journalist_highest === undefined ? [] : [['highest journalist risk', fmt(r.journalist_highest)],
+        ['average journalist risk', fmt(r.journalist_average)]]);
   }
   function show(i) {
     var p = points[i];

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -32,8 +32,8 @@ from fitness.evaluator import Evaluation
 from fitness.objective import make_objective
 from kgen.check.kanonymity import check_k_anonymity
 from kgen.check.verify import rules_from_models
-from kgen.io.table import DEFAULT_MISSING
-from kgen.report.risk import DEFAULT_THRESHOLD, average_risk, histogram_of
+from kgen.io.table import DEFAULT_MISSING, as_table
+from kgen.report.risk import DEFAULT_THRESHOLD, average_risk, histogram_of, journalist_figures, record_risks
 from kgen.run.config import Config
 from kgen.run.pipeline import release
 from kgen.run.prepare import Prepared, models_for, prepare, search_box
@@ -44,12 +44,16 @@ from lattice.search.base import Limits, guarded
 from lattice.search.certify import Certify, CertifyLoop
 from lattice.search.pareto import ParetoGA, pareto_front
 
-RISKS = ("highest", "average")
+RISKS = ("highest", "average", "records", "journalist")
+# the point's `risks` field each measure is
+RISK_FIELD = {"highest": "highest_prosecutor", "average": "average_prosecutor", "records": "records_at_risk",
+              "journalist": "journalist_highest"}
 SAMPLE_ROWS = 10  # released rows shown per point
 
 
 def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2, k_max: int = 50, *,
-             invocation: Mapping | None = None, input_path: str | None = None) -> dict:
+             population: object | None = None, invocation: Mapping | None = None,
+             input_path: str | None = None) -> dict:
     """The risk-utility frontier of a table as a JSON-ready dict (docs/frontier.md).
 
     Parameters
@@ -60,10 +64,13 @@ def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2
         The hard models, suppression limit, hierarchies, metric, seed and limits (`config.k` is replaced by
         `k_min`; `config.algorithm` is not used: the risk measure chooses the search).
     risk
-        "highest" (prosecutor: 1 / smallest class; exact per k) or "average" (prosecutor: classes / released
-        rows; NSGA-II, exact on a box of at most 20,000 nodes).
+        "highest" (prosecutor: 1 / smallest class; exact per k), or by NSGA-II (exact on a box of at most
+        20,000 nodes): "average" (prosecutor: classes / released rows), "records" (the share of records whose
+        prosecutor risk exceeds 0.2) or "journalist" (the highest 1 / |population class|, with `population`).
     k_min, k_max
         The range of k: the hard model is k-anonymity with `k_min`; with "highest" every k up to `k_max`.
+    population
+        The population table (same QI columns, raw values) for journalist risk: a path or a table.
     invocation
         How the run was started (the command line's record); None: the Python API.
     input_path
@@ -76,17 +83,20 @@ def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2
         QIs, identifiers, kept columns, models, ...}.
     """
     if risk not in RISKS:
-        raise InputError(f"unknown risk {risk!r}; choose {' or '.join(RISKS)}")
+        raise InputError(f"unknown risk {risk!r}; choose one of {', '.join(RISKS)}")
+    if (risk == "journalist") != (population is not None):
+        raise InputError("journalist risk needs a population table (--population FILE), and only it reads one")
     if not isinstance(k_min, int) or not isinstance(k_max, int) or not 1 <= k_min <= k_max:
         raise InputError(f"the k range needs 1 <= k-min <= k-max, got {k_min} and {k_max}")
     start = time.perf_counter()
     prepared = prepare(data, dataclasses.replace(config, k=k_min))
     by_k = PerK(prepared)
+    measure = Measure(prepared, risk, None if population is None else PopulationCodes(prepared, population))
     if risk == "highest":
         found, per_k, how = highest_frontier(by_k, k_min, k_max)
     else:
-        found, per_k, how = average_frontier(prepared)
-    points = [point(by_k.at(k), node, risk, input_path or (data if isinstance(data, str) else "INPUT"))
+        found, per_k, how = ga_frontier(prepared, measure)
+    points = [point(by_k.at(k), node, measure, input_path or (data if isinstance(data, str) else "INPUT"))
               for k, node in found]
     table, cfg = prepared.table, prepared.config
     roles = set(cfg.qi) | set(cfg.identifiers)
@@ -166,14 +176,12 @@ def certified(prepared: Prepared, infeasible: Sequence[Node]):
     return dataclasses.replace(result, exact=True)
 
 
-def average_frontier(prepared: Prepared) -> tuple[list[tuple[int, Node]], list[dict], dict]:
-    """NSGA-II over (loss, average prosecutor risk) at k = config.k (exact on a small box)."""
+def ga_frontier(prepared: Prepared, measure: Measure) -> tuple[list[tuple[int, Node]], list[dict], dict]:
+    """NSGA-II over (loss, the measure's risk) at k = config.k (exact on a small box)."""
     config = prepared.config
-    options = dict(config.options) if config.algorithm == "nsga2" else {}
-    search = ParetoGA(**options)
+    search = ParetoGA()
     limits = Limits(config.max_evaluations, config.time_limit, config.seed)
-    n = prepared.table.n
-    result = run_search_two(search, prepared, limits, lambda e: average_risk(e.classes, n - e.suppressed))
+    result = search.run(prepared.problem(), limits, measure.of)  # type: ignore[arg-type]
     front = result.params["front"]
     how = {"algorithm": "nsga2", "complete": bool(result.params.get("complete")),
            "evaluations": result.evaluations, "stopped": str(result.stopped), "box_size": prepared.box.size,
@@ -182,12 +190,78 @@ def average_frontier(prepared: Prepared) -> tuple[list[tuple[int, Node]], list[d
     return [(config.k, tuple(row[2])) for row in front], [], how
 
 
-def run_search_two(search: ParetoGA, prepared: Prepared, limits: Limits, risk: Callable[[Evaluation], float]):
-    """The two-objective search on the prepared problem (serial: the frontier's batches are small)."""
-    return search.run(prepared.problem(), limits, risk)  # type: ignore[arg-type]
+class Measure:
+    """The frontier's risk of a node, from the definitions of `kgen.report.risk` (one definition each)."""
+
+    def __init__(self, prepared: Prepared, risk: str, population: PopulationCodes | None) -> None:
+        self.prepared, self.risk, self.population = prepared, risk, population
+
+    def of(self, e: Evaluation) -> float:
+        """The risk of an evaluated feasible node (the GA's second objective)."""
+        if self.risk == "average":
+            return average_risk(e.classes, self.prepared.table.n - e.suppressed)
+        if self.risk == "journalist":
+            return self.journalist(e.node, self.prepared.evaluator.suppressed_rows(e.node))["max"]
+        sizes = self.prepared.evaluator.released_and_suppressed(e.node)[0]
+        figures = record_risks(sizes, DEFAULT_THRESHOLD)["prosecutor"]
+        return figures["max"] if self.risk == "highest" else figures["records_above_threshold"]
+
+    def journalist(self, node: Node, suppressed: np.ndarray) -> dict:
+        assert self.population is not None
+        return self.population.figures(self.prepared, node, suppressed)
 
 
-def point(prepared: Prepared, node: Node, risk: str, input_path: str) -> dict:
+class PopulationCodes:
+    """A population table's QI values as codes of the sample's generalized labels, level by level, so that a
+    node's journalist risk is a grouping of codes (no string per row). A population label the sample lacks
+    gets a code of its own; a value the QI's hierarchy does not cover is an InputError naming it."""
+
+    def __init__(self, prepared: Prepared, population: object) -> None:
+        table = as_table(population)
+        self.rows = table.n
+        self.codes: list[list[np.ndarray]] = []
+        self.cards: list[list[int]] = []
+        for q, encoded in zip(prepared.config.qi, prepared.encoded.qis):
+            paths = prepared.hierarchies[q].paths
+            values, inverse = np.unique(np.asarray([str(v).strip() for v in table.column(q)], dtype=object),
+                                        return_inverse=True)
+            for v in values:
+                if v not in paths:
+                    raise InputError(f"the population's value {v!r} is not in the hierarchy of the quasi-identifier",
+                                     file=table.source, column=q)
+            levels, cards = [], []
+            for level, labels in enumerate(encoded.labels):
+                index = {label: c for c, label in enumerate(labels)}
+                mapped = np.array([index.setdefault(paths[v][level], len(index)) for v in values], dtype=np.int64)
+                levels.append(mapped[inverse.reshape(-1)])
+                cards.append(len(index))
+            self.codes.append(levels)
+            self.cards.append(cards)
+
+    def figures(self, prepared: Prepared, node: Node, suppressed: np.ndarray) -> dict:
+        """Journalist figures (`kgen.report.risk.journalist_figures`) of the node's released classes."""
+        kept = ~np.asarray(suppressed, dtype=bool)
+        n = int(kept.sum())
+        key = np.zeros(n + self.rows, dtype=np.int64)
+        span = 1
+        for i, (encoded, level) in enumerate(zip(prepared.encoded.qis, node)):
+            card = self.cards[i][level]
+            if span * card >= 1 << 62:  # renumber before the key could overflow
+                _, key = np.unique(key, return_inverse=True)
+                key, span = key.reshape(-1).astype(np.int64), int(key.max()) + 1
+            codes = np.concatenate([np.asarray(encoded.codes[level], dtype=np.int64)[kept], self.codes[i][level]])
+            key = key * card + codes
+            span *= card
+        classes, sizes = np.unique(key[:n], return_counts=True)
+        known, counts = np.unique(key[n:], return_counts=True)
+        found = np.zeros_like(sizes)
+        if known.size:
+            at = np.minimum(np.searchsorted(known, classes), known.size - 1)
+            found = np.where(known[at] == classes, counts[at], 0)
+        return journalist_figures(sizes, np.maximum(found, sizes), DEFAULT_THRESHOLD)
+
+
+def point(prepared: Prepared, node: Node, measure: Measure, input_path: str) -> dict:
     """One frontier point: node, k, metrics, risk figures, class sizes, ten released rows, the command."""
     evaluation = prepared.evaluator.evaluate(node)
     suppressed = prepared.evaluator.suppressed_rows(node)
@@ -195,7 +269,13 @@ def point(prepared: Prepared, node: Node, risk: str, input_path: str) -> dict:
     figures = recorded.risk
     heights = prepared.heights
     qis = list(prepared.config.qi)
-    value = figures["prosecutor"]["max"] if risk == "highest" else figures["prosecutor"]["mean"]
+    risks = {"highest_prosecutor": figures["prosecutor"]["max"], "average_prosecutor": figures["prosecutor"]["mean"],
+             "records_at_risk": figures["prosecutor"]["records_above_threshold"], "threshold": DEFAULT_THRESHOLD,
+             "marketer": figures["marketer"], "sample_uniques": figures["sample_uniques"]}
+    if measure.population is not None:
+        journalist = measure.journalist(node, suppressed)
+        risks |= {"journalist_highest": journalist["max"], "journalist_average": journalist["mean"]}
+    value = risks[RISK_FIELD[measure.risk]]
     sample, checked = released_sample(prepared, node, suppressed)
     return {
         "node": {q: int(x) for q, x in zip(qis, node)}, "levels": [int(x) for x in node], "k": prepared.config.k,
@@ -204,11 +284,7 @@ def point(prepared: Prepared, node: Node, risk: str, input_path: str) -> dict:
         "smallest_class": int(evaluation.smallest_class),
         "metrics": {k: v for k, v in recorded.metrics.items() if isinstance(v, (int, float))},
         "loss_per_qi": {q: (x / h if h else 0.0) for q, x, h in zip(qis, node, heights)},
-        "risks": {"highest_prosecutor": figures["prosecutor"]["max"],
-                  "average_prosecutor": figures["prosecutor"]["mean"],
-                  "records_at_risk": figures["prosecutor"]["records_above_threshold"],
-                  "threshold": DEFAULT_THRESHOLD, "marketer": figures["marketer"],
-                  "sample_uniques": figures["sample_uniques"]},
+        "risks": risks,
         "class_sizes": [[s, c] for s, c in histogram_of(figures).items()],
         "sample": sample, "checked": checked,
         "command": publish_command(prepared.config, node, input_path),
