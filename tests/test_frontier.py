@@ -183,7 +183,11 @@ def test_the_command_of_a_point_publishes_that_point(tmp_path: Path, capsys: pyt
     assert status == 0, err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["node"] == chosen["node"] and report["verified"]["passed"]
-    assert report["algorithm"] == "node" and report["metrics"]["log"] == pytest.approx(chosen["log"])
+    assert report["algorithm"] == "node" and report["log"] == pytest.approx(chosen["log"])
+    status, _, err = kgen(capsys, "apply", str(ADULT), "--report", str(tmp_path / "r.json"), "--output",
+                          str(tmp_path / "a.csv"), "--quiet")
+    assert status == 0, err
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "r.csv").read_bytes()
 
 
 def test_anonymize_node_refuses_an_infeasible_node_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -24,6 +24,7 @@ import dataclasses
 import shlex
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from fitness.objective import make_objective
 from kgen.check.kanonymity import check_k_anonymity
 from kgen.check.verify import rules_from_models
 from kgen.io.table import DEFAULT_MISSING, as_table
+from kgen.report.provenance import file_record
 from kgen.report.risk import DEFAULT_THRESHOLD, average_risk, histogram_of, journalist_figures, record_risks
 from kgen.run.config import Config
 from kgen.run.pipeline import release
@@ -40,7 +42,7 @@ from kgen.run.prepare import Prepared, models_for, prepare, search_box
 from kgen.run.record import record
 from lattice.errors import InputError, NoSolutionError
 from lattice.node import Node
-from lattice.search.base import Limits, guarded
+from lattice.search.base import Limits, SearchResult, Stopped, guarded
 from lattice.search.certify import Certify, CertifyLoop
 from lattice.search.pareto import ParetoGA, pareto_front
 
@@ -100,16 +102,19 @@ def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2
               for k, node in found]
     table, cfg = prepared.table, prepared.config
     roles = set(cfg.qi) | set(cfg.identifiers)
+    source = input_path or (data if isinstance(data, str) else None)
     return {
         "kind": "kgen frontier", "risk": risk, "k_min": k_min, "k_max": k_max,
         "quasi_identifiers": list(cfg.qi), "identifiers": list(cfg.identifiers), "sensitive": list(cfg.sensitive),
         "kept_columns": [c for c in table.columns if c not in roles], "columns": list(table.columns),
         "heights": list(prepared.heights), "rows": table.n, "suppression_limit": cfg.suppression,
         "metric": cfg.metric, "seed": cfg.seed, "models": [m.describe() for m in prepared.evaluator.models],
-        "input": input_path or (data if isinstance(data, str) else None),
+        "input": source,
         "frontier": how | {"points": len(points), "seconds": time.perf_counter() - start},
         "points": points, "per_k": per_k,
         "invocation": dict(invocation) if invocation is not None else {"api": "kgen.frontier"},
+        "provenance": {"input": file_record(source) if source and Path(source).is_file() else
+                       {"path": source, "rows": table.n}},
     }
 
 
@@ -145,6 +150,8 @@ def highest_frontier(by_k: PerK, k_min: int, k_max: int) -> tuple[list[tuple[int
             break
         result = certified(prepared, infeasible)
         runs += 1
+        if result.stopped == Stopped.INTERRUPTED:  # Ctrl-C: nothing is written (the CLI exits 130)
+            raise KeyboardInterrupt
         if result.best is None:
             break
         best = result.best
@@ -165,7 +172,7 @@ def highest_frontier(by_k: PerK, k_min: int, k_max: int) -> tuple[list[tuple[int
     return [(chosen[n], n) for _, _, n in front], per_k, how
 
 
-def certified(prepared: Prepared, infeasible: Sequence[Node]):
+def certified(prepared: Prepared, infeasible: Sequence[Node]) -> SearchResult:
     """The certified search at one k, its loop preloaded with the infeasible nodes of a smaller k."""
     config = prepared.config
     search = Certify(**dict(config.options)) if config.algorithm == "certify" else Certify()
@@ -182,6 +189,8 @@ def ga_frontier(prepared: Prepared, measure: Measure) -> tuple[list[tuple[int, N
     search = ParetoGA()
     limits = Limits(config.max_evaluations, config.time_limit, config.seed)
     result = search.run(prepared.problem(), limits, measure.of)  # type: ignore[arg-type]
+    if result.stopped == Stopped.INTERRUPTED:  # Ctrl-C: nothing is written (the CLI exits 130)
+        raise KeyboardInterrupt
     front = result.params["front"]
     how = {"algorithm": "nsga2", "complete": bool(result.params.get("complete")),
            "evaluations": result.evaluations, "stopped": str(result.stopped), "box_size": prepared.box.size,
