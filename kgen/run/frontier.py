@@ -42,8 +42,8 @@ from kgen.run.prepare import Prepared, models_for, prepare, search_box
 from kgen.run.record import record
 from lattice.errors import InputError, NoSolutionError
 from lattice.node import Node
-from lattice.search.base import Limits, SearchResult, Stopped, guarded
-from lattice.search.certify import Certify, CertifyLoop
+from lattice.search.base import EVALUATE_ALL_MAX_NODES, Limits, SearchResult, Stopped, guarded
+from lattice.search.certify import DEFAULT_SECONDS, Certify, CertifyLoop, require_certifiable
 from lattice.search.pareto import ParetoGA, pareto_front
 
 RISKS = ("highest", "average", "records", "journalist")
@@ -173,11 +173,16 @@ def highest_frontier(by_k: PerK, k_min: int, k_max: int) -> tuple[list[tuple[int
 
 
 def certified(prepared: Prepared, infeasible: Sequence[Node]) -> SearchResult:
-    """The certified search at one k, its loop preloaded with the infeasible nodes of a smaller k."""
+    """The certified search at one k, its loop preloaded with the infeasible nodes of a smaller k (as
+    `Certify.run` would start it: its checks, and its default time limit on a box it may not finish)."""
     config = prepared.config
-    search = Certify(**dict(config.options)) if config.algorithm == "certify" else Certify()
+    search = Certify()
+    problem = prepared.problem()
+    require_certifiable(problem)
     limits = Limits(config.max_evaluations, config.time_limit, config.seed)
-    loop = CertifyLoop(search, prepared.problem(), limits, 20 * prepared.box.dims)
+    if limits.time_limit is None and limits.max_evaluations is None and problem.box.size > EVALUATE_ALL_MAX_NODES:
+        limits = dataclasses.replace(limits, time_limit=DEFAULT_SECONDS)
+    loop = CertifyLoop(search, problem, limits, 20 * prepared.box.dims)
     loop.preload([n for n in infeasible if n in prepared.box], None)
     result = guarded(loop.budget, search.name, loop.body, loop.params)
     return dataclasses.replace(result, exact=True)
