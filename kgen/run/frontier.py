@@ -98,21 +98,26 @@ def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2
         found, per_k, how = highest_frontier(by_k, k_min, k_max)
     else:
         found, per_k, how = ga_frontier(prepared, measure)
-    points = [point(by_k.at(k), node, measure, input_path or (data if isinstance(data, str) else "INPUT"))
-              for k, node in found]
+    source = input_path or (data if isinstance(data, str) else None)
+    points = [point(by_k.at(k), node, measure, source or "INPUT") for k, node in found]
+    how |= {"points": len(points), "seconds": time.perf_counter() - start}
+    return record_of(prepared, risk, (k_min, k_max), how, points, per_k, source) | {
+        "invocation": dict(invocation) if invocation is not None else {"api": "kgen.frontier"}}
+
+
+def record_of(prepared: Prepared, risk: str, ks: tuple[int, int], how: dict, points: list[dict], per_k: list[dict],
+              source: str | None) -> dict:
+    """The frontier's JSON: what every point shares (roles of the columns, models, limits, input), how it was
+    found, the points and the per-k optima."""
     table, cfg = prepared.table, prepared.config
     roles = set(cfg.qi) | set(cfg.identifiers)
-    source = input_path or (data if isinstance(data, str) else None)
     return {
-        "kind": "kgen frontier", "risk": risk, "k_min": k_min, "k_max": k_max,
+        "kind": "kgen frontier", "risk": risk, "k_min": ks[0], "k_max": ks[1],
         "quasi_identifiers": list(cfg.qi), "identifiers": list(cfg.identifiers), "sensitive": list(cfg.sensitive),
         "kept_columns": [c for c in table.columns if c not in roles], "columns": list(table.columns),
         "heights": list(prepared.heights), "rows": table.n, "suppression_limit": cfg.suppression,
         "metric": cfg.metric, "seed": cfg.seed, "models": [m.describe() for m in prepared.evaluator.models],
-        "input": source,
-        "frontier": how | {"points": len(points), "seconds": time.perf_counter() - start},
-        "points": points, "per_k": per_k,
-        "invocation": dict(invocation) if invocation is not None else {"api": "kgen.frontier"},
+        "input": source, "frontier": how, "points": points, "per_k": per_k,
         "provenance": {"input": file_record(source) if source and Path(source).is_file() else
                        {"path": source, "rows": table.n}},
     }
