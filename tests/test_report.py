@@ -50,7 +50,7 @@ EVERY_OPTION = [
     "--missing", "x", "--algorithm", "ola", "--population", "10", "--seed", "7", "--max-evaluations", "9",
     "--time-limit", "5", "--kernel", "bitset", "--no-prune", "--drop-suppressed", "--jobs", "2",
     "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--batch-size", "4", "--connect-timeout", "3",
-    "--strict", "--device", "array", "--no-bound", "--partitioned",
+    "--strict", "--device", "array", "--no-bound", "--partitioned", "--node", "a=1,b=0",
 ]
 
 
