@@ -18,7 +18,6 @@ the order lexicographic: "100" < "20"). See docs/privacy-models.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -27,6 +26,7 @@ import numpy as np
 from fitness.encoding import EncodedTable
 from fitness.kernel import count_keys
 from fitness.labels import is_number
+from fitness.parameters import is_real, require_whole
 from fitness.partition import Partition
 from lattice.errors import InputError
 
@@ -133,7 +133,7 @@ class PrivacyModel(Protocol):
         ...
 
     def describe(self) -> dict:
-        """{"model": family, **params}: what a report saves and `model_from_description` reads back."""
+        """{"model": family, **params}: what a report saves and `fitness.privacy.read_model` reads back."""
         ...
 
 
@@ -295,23 +295,6 @@ def ordered_distance(vc: ValueCounts, q: np.ndarray, rank: np.ndarray) -> np.nda
         out[start:stop] = np.abs(cum_p - cum_q).sum(axis=1) / (m - 1)
     return np.clip(out, 0.0, 1.0)
 
-
-
-def is_real(value: object) -> bool:
-    """A parameter value that is a real number and not a bool (True is an int to Python, not a count to a
-    user): what models, Config and report readers accept as a number."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def is_whole(value: object) -> bool:
-    """A whole number (an int, not a bool)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def require_whole(name: str, value: object, low: int, what: str = "") -> None:
-    """Each model validates its own parameters: `KAnonymity(0)` is an InputError, not a model."""
-    if not is_whole(value) or value < low:  # type: ignore[operator]
-        raise InputError(f"{name} must be a whole number{what} >= {low}, got {value!r}")
 
 
 # --- the models on a sensitive attribute ------------------------------------------------------------------
@@ -536,19 +519,6 @@ def l_diversity(column: str, l: float, variant: str = "distinct", c: float | Non
 def t_closeness(column: str, t: float, distance: str = "equal") -> TCloseness:
     """The t-closeness model; InputError for t outside [0, 1] or an unknown distance."""
     return TCloseness(column, float(t) if is_real(t) else t, distance)
-
-
-def model_from_description(d: Mapping[str, object]) -> PrivacyModel:
-    """Rebuild a model from its `describe()` dict (as saved in a report)."""
-    kind = d.get("model")
-    if kind == "k-anonymity":
-        return KAnonymity(int(d["k"]))  # type: ignore[arg-type]
-    if kind == "l-diversity":
-        return l_diversity(str(d["sensitive"]), d["l"], str(d.get("variant", "distinct")),  # type: ignore[arg-type]
-                           d.get("c"))  # type: ignore[arg-type]
-    if kind == "t-closeness":
-        return t_closeness(str(d["sensitive"]), float(d["t"]), str(d.get("distance", "equal")))  # type: ignore[arg-type]
-    raise InputError(f"unknown privacy model in the report: {dict(d)!r}")
 
 
 def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTable, column: str,

@@ -190,6 +190,17 @@ def test_the_command_of_a_point_publishes_that_point(tmp_path: Path, capsys: pyt
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "r.csv").read_bytes()
 
 
+def test_a_point_under_l_diversity_carries_the_model_into_its_command(adult, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    got = frontier(adult, config(sensitive=["salary-class"], l=2), "average", 2, 2, input_path=str(ADULT))
+    assert {"model": "l-diversity"}.items() <= got["models"][1].items()
+    chosen = got["points"][len(got["points"]) // 2]
+    assert "--sensitive salary-class" in chosen["command"] and "--l 2" in chosen["command"]
+    status, _, err = kgen(capsys, *shlex.split(chosen["command"])[1:], "--output", str(tmp_path / "l.csv"), "--quiet")
+    assert status == 0, err
+    assert json.loads((tmp_path / "l.json").read_text())["node"] == chosen["node"]
+
+
 def test_anonymize_node_refuses_an_infeasible_node_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     status, _, err = kgen(capsys, "anonymize", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
                           "--k", "5", "--node", "sex=0,age=0,race=0", "--output", str(tmp_path / "x.csv"))

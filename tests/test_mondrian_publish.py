@@ -278,3 +278,18 @@ def test_a_glob_input_is_read_and_checked_as_one_table(tmp_path: Path) -> None:
     assert main(["mondrian", str(tmp_path / "in" / "*.csv"), "--qi", "age,zip", "--k", "5", "--output",
                  str(tmp_path / "out.csv"), "--quiet"]) == 0
     assert strict_json(tmp_path / "out.json")["verified"]["rows"] == 300
+
+
+def test_mondrian_risk_comes_from_the_recorded_class_sizes_and_equals_the_release_grouped(tmp_path: Path) -> None:
+    """The report's risk is built from the partitions' sizes the engine recorded (no second grouping of the
+    release); grouping the written file independently gives the same figures (one definition of risk)."""
+    from kgen.io.table import read_csv
+    from kgen.report.risk import risk_report
+
+    data = write_table(tmp_path / "people.csv", rows=300)
+    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "4", "--output", str(tmp_path / "out.csv"),
+                 "--quiet"]) == 0
+    report = strict_json(tmp_path / "out.json")
+    grouped = risk_report(read_csv(tmp_path / "out.csv"), ["age", "zip"])
+    assert report["risk"] == json.loads(json.dumps(grouped))
+    assert report["risk"]["smallest_class"] >= 4 and report["risk"]["classes"] == report["classes"]

@@ -116,6 +116,13 @@ def test_search_release_and_report_match_in_memory(client, data, tmp_path: Path,
     pd.testing.assert_frame_equal(written, expected)
     for name, figures in memory.report["attributes"].items():
         assert report["attributes"][name]["distinct_after"] == figures["distinct_after"]
+    # the same names as the in-memory report where the concept exists, and the same risk figures (one definition)
+    shared = set(memory.report) - {"evaluator", "lower_bound", "gap", "optimal", "bound", "bound_seconds",
+                                   "formula_cells", "unnamed_columns", "warnings", "seconds"}
+    assert shared <= set(report), shared - set(report)
+    assert report["risk"] == memory.report["risk"]
+    assert report["hierarchy_specs"] == memory.report["hierarchy_specs"]
+    assert {k: report[k] for k in ("k", "l", "t_closeness")} == {"k": 3, "l": None, "t_closeness": None}
 
 
 @pytest.mark.slow

@@ -29,13 +29,13 @@ from fitness.models import (
     class_recursive_ratio,
     equal_distance,
     l_diversity,
-    model_from_description,
     ordered_distance,
     t_closeness,
     value_counts,
     value_order,
 )
 from fitness.partition import Partition
+from fitness.privacy import read_model
 from kgen import Config, from_mapping, prepare
 from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
 from kgen.cli.main import main
@@ -157,7 +157,7 @@ def test_every_model_answers_what_the_evaluator_asks_of_it(pairs: list[tuple[int
             assert np.array_equal(bad, expected), model
         description = model.describe()
         assert description == {"model": description["model"], **model.params}
-        assert model_from_description(description) == model
+        assert read_model(description) == model
 
 
 def test_entropy_min_class_size_is_the_fewest_rows_that_can_reach_ln_l() -> None:
@@ -255,7 +255,7 @@ def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
         {"model": "l-diversity", "variant": "recursive", "c": 2.0, "l": 3, "sensitive": "s"},
         {"model": "t-closeness", "t": 0.3, "distance": "ordered", "sensitive": "s"},
     ]
-    assert [model_from_description(m.describe()) for m in models] == models
+    assert [read_model(m.describe()) for m in models] == models
     for bad in (lambda: l_diversity("s", 2.5), lambda: l_diversity("s", 2, "recursive"),
                 lambda: l_diversity("s", 0), lambda: t_closeness("s", 1.5), lambda: t_closeness("s", 0.1, "emd"),
                 lambda: models_for(Config(qi=["x"], l=2))):

@@ -9,6 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -104,6 +105,20 @@ def suppressed_mask(table: Table, qis: Sequence[str]) -> np.ndarray:
     return starred
 
 
+class ClassRule(Protocol):
+    """What a check rule judges on the written file: per class, whether it breaks its model
+    (`kgen.check.rules` gives one per saved model description).
+
+    `column` is the sensitive column it reads (None: the class sizes alone, or columns of its own); `cache` is
+    shared by the rules of one check, so that per-column measures are computed once (`sensitive_measures`)."""
+
+    column: str | None
+
+    def validate(self) -> None: ...
+
+    def breaking(self, table: Table, classes: np.ndarray, sizes: np.ndarray, cache: dict) -> np.ndarray: ...
+
+
 # Equal to a threshold counts as meeting it: rounding must not fail a class that meets it exactly.
 TOLERANCE = 1e-9
 L_VARIANTS = ("distinct", "entropy", "recursive")
@@ -139,6 +154,13 @@ class SensitiveRule:
             raise InputError(f"recursive (c, l)-diversity needs c > 0 (--c), got {self.c}")
         if self.t is not None and not 0.0 <= self.t <= 1.0:
             raise InputError(f"t of t-closeness must be in [0, 1], got {self.t}")
+
+    def breaking(self, table: Table, classes: np.ndarray, sizes: np.ndarray, cache: dict) -> np.ndarray:
+        """Per class: does it break the rule? The column's measures are computed once per check (`cache`)."""
+        measures = cache.setdefault("sensitive", {})
+        if self.column not in measures:
+            measures[self.column] = sensitive_measures(classes, table.column(self.column))
+        return rule_violations(self, measures[self.column])
 
 
 # Written again on purpose (the checker shares nothing with the evaluator): the same rule as
@@ -245,7 +267,7 @@ def rule_violations(rule: SensitiveRule, measures: dict[str, np.ndarray]) -> np.
 
 
 def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: float = 0.0,
-                      rules: Sequence[SensitiveRule] = ()) -> CheckResult:
+                      rules: Sequence[ClassRule] = ()) -> CheckResult:
     """Check a released table: k-anonymity with suppression, plus the `rules` on sensitive columns.
 
     A class breaking any requirement is treated like a class smaller than k. Rows with `*` in every QI are the
@@ -305,19 +327,17 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
 
 
 def breaking_classes(table: Table, classes: np.ndarray, sizes: np.ndarray, k: int,
-                     rules: Sequence[SensitiveRule]) -> tuple[np.ndarray, dict]:
+                     rules: Sequence[ClassRule]) -> tuple[np.ndarray, dict]:
     """Per class, whether it breaks k or a rule; and each sensitive column's measures of the classes."""
     bad_class = sizes < k
-    measures: dict = {}
+    cache: dict = {}
     for rule in rules:
-        if rule.column not in measures:
-            measures[rule.column] = sensitive_measures(classes, table.column(rule.column))
-        bad_class |= rule_violations(rule, measures[rule.column])
-    return bad_class, measures
+        bad_class |= rule.breaking(table, classes, sizes, cache)
+    return bad_class, cache.get("sensitive", {})
 
 
 def require_checkable(table: Table, qis: Sequence[str], k: int, suppression: float,
-                      rules: Sequence[SensitiveRule]) -> None:
+                      rules: Sequence[ClassRule]) -> None:
     """Refuse (InputError) what cannot be checked: k < 1, a suppression outside [0, 1], no QIs, a rule that
     cannot be checked, a column the table lacks."""
     if k < 1:
@@ -330,7 +350,8 @@ def require_checkable(table: Table, qis: Sequence[str], k: int, suppression: flo
         table.column(column)
     for rule in rules:
         rule.validate()
-        table.column(rule.column)
+        if rule.column is not None:
+            table.column(rule.column)
 
 
 def sensitive_figures(measures: dict[str, np.ndarray], kept: np.ndarray) -> dict:

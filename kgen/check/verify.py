@@ -12,28 +12,10 @@ from __future__ import annotations
 
 import os
 
-from kgen.check.kanonymity import CheckResult, SensitiveRule, check_k_anonymity
+from kgen.check.kanonymity import CheckResult, ClassRule, check_k_anonymity
 from kgen.io.formulas import unescape
 from kgen.io.table import Table, read_csv
 from kgen.status import ReleaseCheckError
-
-
-def rules_from_models(descriptions: list[dict], dropped: bool) -> tuple[int, list[SensitiveRule]]:
-    """k and the checker's rules from a report's `models` (what `kgen.report.publish` checks a release
-    against). t-closeness compares each class with the column's distribution over the file's rows; a file
-    without its suppressed rows (`dropped`) no longer holds that distribution, so t is then left to the
-    evaluator."""
-    k, rules = 1, []
-    for m in descriptions:
-        if m.get("model") == "k-anonymity":
-            k = max(k, int(m["k"]))
-        elif m.get("model") == "l-diversity":
-            rules.append(SensitiveRule(m["sensitive"], m["l"], m["variant"], m.get("c")))
-        elif "t" in m and not dropped:
-            rules.append(SensitiveRule(m["sensitive"], t=m["t"], distance=m["distance"]))
-    return k, rules
-
-
 
 
 def unescaped(table: Table) -> Table:
@@ -44,7 +26,7 @@ def unescaped(table: Table) -> Table:
 
 
 def verify_file(path: str | os.PathLike, qi: list[str], k: int, suppression: float,
-                rules: list[SensitiveRule], escaped: bool = False, separator: str | None = None) -> CheckResult:
+                rules: list[ClassRule], escaped: bool = False, separator: str | None = None) -> CheckResult:
     """Read the file at `path` (un-escaping it when it was written with `--escape-formulas`) and check it."""
     table = read_csv(path, separator) if separator else read_csv(path)
     result = check_k_anonymity(unescaped(table) if escaped else table, qi, k, suppression, rules)

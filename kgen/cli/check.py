@@ -4,33 +4,36 @@ from __future__ import annotations
 
 import argparse
 
-from kgen.check.kanonymity import SensitiveRule, check_k_anonymity
+from fitness import privacy
+from kgen.check.kanonymity import ClassRule, check_k_anonymity
+from kgen.check.rules import rules_from_models
 from kgen.cli.console import read_input
 from kgen.cli.options import (
     add_model_arguments,
-    add_sensitive_arguments,
     columns,
     command_parser,
     number,
 )
 from kgen.report import provenance
-from lattice.errors import InputError
 
 
-def sensitive_rules(args: argparse.Namespace) -> list[SensitiveRule]:
-    if (args.l is not None or args.t_closeness is not None) and not args.sensitive:
-        raise InputError("--l and --t-closeness need a sensitive column (--sensitive COLUMN)")
-    if args.l is None and args.t_closeness is None:
-        return []
-    return [SensitiveRule(column, args.l, args.l_variant, args.c, args.t_closeness, args.t_distance)
-            for column in args.sensitive]
+def asked_rules(args: argparse.Namespace) -> tuple[int, list[ClassRule]]:
+    """k and the check rules of the models the options ask for: the models are built and validated as
+    `kgen anonymize` builds them (`fitness.privacy`), then described, and the checker reads the descriptions
+    as it reads a report's (`kgen.check.rules`), with its own code."""
+    values = {p.name: getattr(args, p.name) for p in privacy.parameters()}
+    for p in privacy.parameters():
+        p.constraint.check(values[p.name])
+    models = privacy.build_models(values, args.sensitive)
+    return rules_from_models([m.describe() for m in models], dropped=False)
+
 
 def run_check(args: argparse.Namespace) -> int:
     if args.report:
         print("\n".join(provenance.verify_against_report(provenance.read_report(args.report), args.input)))
     table = read_input(args.input, args.separator, len(args.qi))
-    rules = sensitive_rules(args)
-    result = check_k_anonymity(table, args.qi, args.k, args.suppression, rules)
+    k, rules = asked_rules(args)
+    result = check_k_anonymity(table, args.qi, k, args.suppression, rules)
     print(result.summary(args.input, bool(rules)))
     if result.violating_rows:
         shown = result.violating_rows[: args.show]
@@ -54,5 +57,4 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--sensitive", type=columns, action="extend", default=[],
                        help="sensitive columns to check l / t on: comma-separated and/or repeated")
     check.add_argument("--report", help="the release's kgen report: INPUT must match its SHA-256 (exit 1 if not)")
-    add_sensitive_arguments(check)
     check.set_defaults(run=run_check)

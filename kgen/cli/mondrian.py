@@ -18,6 +18,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,20 +36,19 @@ from kgen.cli.options import (
     seed_option,
     sensitive_option,
 )
-from kgen.io.files import check_target, output_lock, same_file
+from kgen.io.files import check_target, same_file
 from kgen.io.hierarchies import find_in_dir
 from kgen.report import provenance
 from kgen.report.build import to_json
-from kgen.report.publish import publish
-from kgen.report.risk import risk_report
+from kgen.report.publish import publish, publish_parts
+from kgen.report.risk import sizes_report
 from kgen.runners import parallel
 from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
 if TYPE_CHECKING:
-    import pandas as pd
 
-    from kgen.mondrian.core import Spec
+    from kgen.mondrian.core import FragmentResult, Spec
     from kgen.mondrian.storage import Source
 
 # the same tuples as kgen.mondrian.core / .distributed, repeated so that registering the commands imports
@@ -267,9 +268,9 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
         raise InputError("has a header but no data rows: nothing to anonymize", file=args.input)
     result = anonymize_fragment(frame, spec, where=args.input)
     metrics = summary(spec, [result])
-    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started})
-    body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
-    body["risk"] = release_risk(result.release, spec)
+    body = report_of(spec, args, metrics, {"anonymize": result.seconds, "total": time.perf_counter() - started},
+                     provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                     risk=release_risk([result], spec))
 
     def verify(written: Path) -> dict:
         verdict = check_release(args.input, written, **check)
@@ -284,12 +285,13 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
     return body
 
 
-def release_risk(release: pd.DataFrame, spec: Spec) -> dict:
-    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk`): one definition."""
-    from kgen.io.table import from_dataframe  # optional dependency: pandas (the release is a DataFrame)
+def release_risk(results: Sequence[FragmentResult], spec: Spec) -> dict:
+    """The risk section of the release, as for `kgen anonymize` (`kgen.report.risk.sizes_report`: one
+    definition), from the class sizes the fragments recorded: no second grouping of the release."""
+    from kgen.mondrian.core import class_sizes  # optional dependency: pandas, pyarrow (the Mondrian engine)
 
-    table = from_dataframe(release.astype(str))
-    return risk_report(table, [q.name for q in spec.qis])
+    sizes = class_sizes(results)
+    return sizes_report(sizes, int(sizes.sum()), 0, [q.name for q in spec.qis])
 
 
 def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Source, output: Path, report: Path,
@@ -328,18 +330,18 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
                      for t, c in zip(run.tasks, run.conditions)]
         body = report_of(spec, args, metrics, run.seconds, workers=args.workers, partitioning=args.partitioning,
                          sample=args.sample, sample_rows=run.sample_rows,
-                         engine=args.engine, scheduler=_cluster(args), fragments=fragments)
-        body["provenance"] = provenance.for_files(source.files, check["hierarchies"], args.invocation)
+                         engine=args.engine, scheduler=_cluster(args), fragments=fragments,
+                         provenance=provenance.for_files(source.files, check["hierarchies"], args.invocation),
+                         risk=release_risk([t.result for t in run.tasks], spec))
         (temporary / ".report.json").write_text(to_json(body), encoding="utf-8")
         verdict = check_release(args.input, temporary, report=temporary / ".report.json", **check)
         if not verdict.passed:
             raise ReleaseCheckError(f"the written release failed its independent check: {verdict.problems[0]}"
                                     "; nothing was published", file=str(output))
         (temporary / ".report.json").unlink()
-        body["verified"] = {"checker": "kgen.check.mondrian, on the written parts", "passed": True,
-                            "rows": verdict.rows, "classes": verdict.classes,
-                            "smallest_class": verdict.smallest_class}
-        publish_parts(temporary, output, report, body, protected)
+        verified = {"checker": "kgen.check.mondrian, on the written parts", "passed": True, "rows": verdict.rows,
+                    "classes": verdict.classes, "smallest_class": verdict.smallest_class}
+        publish_parts(FolderParts(temporary, str(output), verified), output, report, body, protected)
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -353,19 +355,36 @@ def _cluster(args: argparse.Namespace) -> str:
     return args.scheduler or "LocalCluster on 127.0.0.1"
 
 
-def publish_parts(temporary: Path, output: Path, report: Path, body: dict, protected: list[str]) -> None:
-    """The checked folder of parts and its report published together, under the output lock: never a
-    release without its report, never a report beside another run's parts."""
-    with output_lock([output, report]):
-        if output.exists():
-            raise InputError("already exists: another run published it first", file=str(output))
-        check_target(report, protected)
-        os.replace(temporary, output)
-        try:
-            report.write_text(to_json(body), encoding="utf-8")
-        except OSError as error:
-            shutil.rmtree(output, ignore_errors=True)  # never a release without its report
-            raise InputError(f"cannot be written: {error.strerror or error}", file=str(report)) from None
+@dataclass(frozen=True)
+class FolderPart:
+    temp: str
+    final: str
+
+
+@dataclass
+class FolderParts:
+    """A distributed Mondrian release: checked parts in a temporary folder, published by renaming the folder
+    to `folder` (the `Parts` that `kgen.report.publish.publish_parts`, the one publish of part releases, takes)."""
+
+    temporary: Path
+    folder: str
+    verified: dict
+    parts: list[FolderPart] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.parts = [FolderPart(str(p), str(Path(self.folder) / p.name))
+                      for p in sorted(self.temporary.iterdir()) if not p.name.startswith(".")]
+
+    def publish(self) -> None:
+        if Path(self.folder).exists():
+            raise InputError("already exists: another run published it first", file=self.folder)
+        os.replace(self.temporary, self.folder)
+
+    def unpublish(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)  # never a release without its report
+
+    def discard(self) -> None:
+        shutil.rmtree(self.temporary, ignore_errors=True)
 
 
 def describe_run(body: dict, output: Path, report: Path) -> str:

@@ -14,10 +14,11 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 
+from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
-from fitness.models import DISTANCES, L_VARIANTS
 from fitness.objective import OBJECTIVES
+from fitness.privacy import Parameter
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
@@ -128,8 +129,23 @@ def qi_option(parser: argparse.ArgumentParser, required: bool = True) -> None:
                         help="quasi-identifiers, in order: comma-separated and/or repeated (--qi a,b --qi c)")
 
 
-def k_option(parser: argparse.ArgumentParser, required: bool = True, default: int | None = None) -> None:
-    parser.add_argument("--k", required=required, default=default, type=number(int, "k"), help="k of k-anonymity")
+def parameter_type(p: Parameter) -> Callable[[str], object] | None:
+    """How a model parameter's text is parsed: the range itself is checked once, by `Config.check`."""
+    kind = p.constraint.kind
+    return number(int, p.constraint.label) if kind == "whole" else \
+        number(float, p.constraint.label) if kind == "real" else None
+
+
+def privacy_options(parser: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
+    """Every privacy model family's parameters (`fitness.privacy`), as options of the same names: what a new
+    model declares in its own module appears here, in run.toml and in Config without an edit. `skip`: those a
+    command sets itself (`kgen frontier` ranges over k)."""
+    for p in privacy.parameters():
+        if p.name in skip:
+            continue
+        choices = p.constraint.choices if p.constraint.kind == "choice" else None
+        parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices, default=p.default,
+                            required=p.required, metavar=p.metavar, help=p.help)
 
 
 def identifier_option(parser: argparse.ArgumentParser) -> None:
@@ -180,34 +196,21 @@ def quiet_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, k: bool = True) -> None:
-    """--qi, --k (unless the command sets k itself, as `kgen frontier` does), --suppression, --separator."""
+    """--qi, every privacy model's parameters (--k unless the command sets k itself, as `kgen frontier` does),
+    --suppression, --separator."""
     qi_option(parser)
-    if k:
-        k_option(parser)
+    privacy_options(parser, () if k else ("k",))
     parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
 
 
-def add_sensitive_arguments(parser: argparse.ArgumentParser) -> None:
-    """l-diversity and t-closeness on the --sensitive columns."""
-    parser.add_argument("--l", type=number(float, "l"), help="l of l-diversity on every sensitive column")
-    parser.add_argument("--l-variant", choices=L_VARIANTS, default="distinct",
-                        help="distinct, entropy, or recursive (c, l)-diversity (needs --c)")
-    parser.add_argument("--c", type=number(float, "c"), help="c of recursive (c, l)-diversity")
-    parser.add_argument("--t-closeness", type=number(float, "t-closeness"), metavar="T",
-                        help="t of t-closeness on every sensitive column (EMD to the whole table)")
-    parser.add_argument("--t-distance", choices=DISTANCES, default="equal",
-                        help="equal (categories) or ordered (numbers, else label order)")
-
-
 def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
-    """What defines the problem beside the QIs and k (anonymize, frontier): the other roles, the sensitive
-    models, the metric, the hierarchies and the missing-value tokens."""
+    """What defines the problem beside the QIs and the models (anonymize, frontier): the other roles, the
+    metric, the hierarchies and the missing-value tokens."""
     identifier_option(parser)
     sensitive_option(parser)
-    add_sensitive_arguments(parser)
     parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                         help="the information loss to minimize (see docs/metrics.md)")
     hierarchy_options(parser)
@@ -216,7 +219,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """How long a search may run, its seed, and where nodes are evaluated (anonymize, frontier)."""
+    """How long a search may run, its seed, and how classes are counted (anonymize, frontier)."""
     parser.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
                         help="stop after this many distinct evaluations (>= 1; default: no limit)")
     parser.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),

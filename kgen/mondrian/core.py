@@ -130,6 +130,7 @@ class FragmentResult:
     domain: dict[str, object]
     patterns: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    class_sizes: dict[int, int] = field(default_factory=dict)  # {class size: classes}, for the risk figures
 
     def ncp(self, units: Mapping[str, float] | None = None) -> dict[str, float]:
         """NCP per QI, normalized by `units` (the table's range / domain size) or by this fragment's own."""
@@ -560,8 +561,25 @@ def anonymize_fragment(frame: pd.DataFrame, spec: Spec, where: str | None = None
         release=release, rows=n, classes=parts, dp=int(np.dot(sizes, sizes)),
         smallest_class=int(sizes.min()) if parts else 0, largest_class=int(sizes.max()) if parts else 0,
         min_distinct_l=distinct_l, ncp_raw=ncp_raw, domain=domain, patterns=patterns,
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - started, class_sizes=size_histogram(sizes),
     )
+
+
+def size_histogram(sizes: np.ndarray) -> dict[int, int]:
+    """{class size: classes} of a fragment's partitions: each partition is one released class (strict
+    Mondrian's partitions are disjoint boxes, so their generalized tuples differ)."""
+    values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
+    return {int(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
+
+
+def class_sizes(results: Sequence[FragmentResult]) -> np.ndarray:
+    """The sizes of every released class of the fragments, from their histograms (no grouping of rows)."""
+    total: dict[int, int] = {}
+    for r in results:
+        for size, classes in r.class_sizes.items():
+            total[size] = total.get(size, 0) + classes
+    ordered = sorted(total)
+    return np.repeat(np.array(ordered, dtype=np.int64), [total[s] for s in ordered])
 
 
 # ---------------------------------------------------------------------------------------------- wrap-up

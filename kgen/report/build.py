@@ -16,34 +16,101 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from fitness.evaluator import Evaluation
+from fitness import privacy
+from fitness.encoding import EncodedTable
+from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.metrics import suppressed_fraction
 from fitness.objective import aecs_normalized
 from kgen.io.formulas import formula_columns, is_formula
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
+from lattice.box import Box
 from lattice.hierarchy import Hierarchy
 from lattice.node import Node
 from lattice.search.base import SearchResult
 
-# What the builder reads, by the run wing's names. The report wing sits below the run wing and imports nothing
-# of it (not even for type checking: tests/test_architecture.py), so these are read by their attributes.
-Config = Any  # kgen.run.config.Config
-Prepared = Any  # kgen.run.prepare.Prepared
-PartitionedPrepared = Any  # kgen.run.partitioned.Prepared
-Recorded = Any  # kgen.run.record.Recorded
-Written = Any  # kgen.runners.partitioned.release.Written
+if TYPE_CHECKING:  # the partitioned domain module imports pandas (extra `pandas`)
+    from kgen.runners.partitioned.domain import Domain
 
-# The keys of each report, in the order they are written.
+# What the builder reads, by the run wing's names. The report wing sits below the run wing and imports nothing
+# of it (not even for type checking: tests/test_architecture.py), so each is a Protocol of what it reads.
+class RunConfig(Protocol):
+    """What the builder reads of a run's `kgen.run.config.Config`."""
+
+    qi: Sequence[str]
+    identifiers: Sequence[str]
+    sensitive: Sequence[str]
+    suppression: float
+    seed: int
+    max_evaluations: int | None
+    time_limit: float | None
+    metric: str
+    missing: Sequence[str]
+
+    def model_values(self) -> dict[str, object]: ...
+
+
+class Prepared(Protocol):
+    """What the builder reads of `kgen.run.prepare.Prepared`: the prepared table of an in-memory run."""
+
+    table: Table
+    config: RunConfig
+    hierarchies: Mapping[str, Hierarchy]
+    hierarchy_sources: Mapping[str, str]
+    encoded: EncodedTable
+    evaluator: NodeEvaluator
+    box: Box
+    seconds: float
+
+    @property
+    def heights(self) -> Node: ...
+
+
+class PartitionedPrepared(Protocol):
+    """What the builder reads of `kgen.run.partitioned.Prepared`: the domain, parts and evaluator on Dask."""
+
+    domain: Domain
+    evaluator: Any  # kgen.runners.partitioned.evaluator.PartitionedEvaluator (imports Dask)
+    box: Box
+    offsets: Sequence[int]
+    parts: Sequence[object]
+    workers: Sequence[str]
+    seconds: float
+
+
+class Recorded(Protocol):
+    """What the builder reads of `kgen.run.record.Recorded`: the run's figures at the released node."""
+
+    metrics: dict
+    privacy: list
+    risk: dict | None
+    bound: dict
+    unnamed: list
+    warnings: list
+    invocation: Mapping
+
+
+class Written(Protocol):
+    """What the builder reads of a written part (`kgen.runners.partitioned.release.Written`)."""
+
+    index: int
+    final: str
+    written: int
+    present: Sequence[np.ndarray]
+    suppressed: np.ndarray
+
+
+# The keys of each report, in the order they are written; the models' parameters (k, l, ...) as their families
+# declare them (`fitness.privacy`).
 ANONYMIZE_KEYS = (
-    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
-    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
+    "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models",
+    *(p.name for p in privacy.parameters()), "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
     "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
@@ -93,12 +160,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "seed": config.seed,
         "max_evaluations": config.max_evaluations,
         "time_limit": config.time_limit,
-        "k": config.k,
-        "l": config.l,
-        "l_variant": config.l_variant if config.l is not None else None,
-        "c": config.c,
-        "t_closeness": config.t_closeness,
-        "t_distance": config.t_distance if config.t_closeness is not None else None,
+        **privacy.report_values(config.model_values()),
         "heights": {name: int(h) for name, h in zip(names, prepared.heights)},
         "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
         "objective": prepared.evaluator.objective.name,
@@ -146,31 +208,23 @@ def attribute_values(prepared: Prepared, node: Node, suppressed: np.ndarray) -> 
     return attributes
 
 
-def partitioned_report(prepared: PartitionedPrepared, config: Config, result: SearchResult,
-                       written: Sequence[Written], check: Any, output: str | None) -> dict:
+def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result: SearchResult,
+                       written: Sequence[Written], check: Any, output: str | None, *, risk: dict | None,
+                       provenance_record: dict, seconds: dict) -> dict:
     """The report of a partitioned run, with the in-memory report's names for the fields it shares (the
-    search's fields from `search_values`, as `anonymize_report` has them), the merged check's figures and the
-    run's own (`partitioned`)."""
+    search's fields from `search_values`, the models' from `privacy.report_values`, as `anonymize_report` has
+    them), the merged check's figures, the risk of the released classes (`risk`, from the run's class-size
+    histogram), the provenance and the run's own figures (`partitioned`, with its `seconds`). Built once:
+    nothing edits it afterwards but `publish`, which sets `verified`."""
     e = result.best
     domain, evaluator, n = prepared.domain, prepared.evaluator, prepared.domain.n
     node = e.node
-    present = None
-    if written:
-        present = [np.logical_or.reduce([w.present[i] for w in written]) for i in range(len(node))]
-    attributes = {}
-    for i, (name, level) in enumerate(zip(domain.names, node)):
-        h = domain.heights[i]
-        attributes[name] = {
-            "level": int(level), "height": h, "loss": level / h if h else 0.0,
-            "distinct_before": len(domain.labels[i][0]),
-            "distinct_after": int(present[i].sum()) if present is not None else None,
-            "hierarchy": domain.sources[name], "minimum_level": int(prepared.box.lower[i]),
-        }
+    attributes = partitioned_attributes(prepared, node, written)
     suppressed_rows = sorted(int(r) + prepared.offsets[w.index] + 1 for w in written for r in w.suppressed)
     return {
         **search_values(result), "stopped": str(result.stopped), "seed": config.seed,
         "max_evaluations": config.max_evaluations, "time_limit": config.time_limit,
-        "models": [m.describe() for m in evaluator.models], "k": config.k,
+        "models": [m.describe() for m in evaluator.models], **privacy.report_values(config.model_values()),
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
         "rows": n, "rows_released": sum(w.written for w in written) if written else None,
         "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
@@ -187,8 +241,13 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
                     "aecs_normalized": aecs_normalized(e.classes, e.suppressed, n),
                     "height": int(sum(node))},
         "missing": list(config.missing),
+        "hierarchy_specs": {name: hierarchy_record(domain.sources[name], domain.hierarchies[name])
+                            for name in domain.names},
         "attributes": attributes,
         "suppressed_rows": suppressed_rows,
+        "privacy": [],  # the partitioned runner evaluates class sizes alone: no model on sensitive values
+        "provenance": provenance_record,
+        "risk": risk,
         "trace": result.trace,
         "verified": None if check is None else {"checker": "kgen.check.partitioned, on the written parts, merged",
                                                 "passed": bool(check.passed)},
@@ -198,8 +257,26 @@ def partitioned_report(prepared: PartitionedPrepared, config: Config, result: Se
                                              "suppressed_rows": check.suppressed_rows},
         "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
                         "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
-                        "output": output, "parts": [w.final for w in written]},
+                        "output": output, "parts": [w.final for w in written], "seconds": seconds},
     }
+
+
+def partitioned_attributes(prepared: PartitionedPrepared, node: Node, written: Sequence[Written]) -> dict:
+    """Per QI: its level, height, loss, distinct values before and (from the written parts) after."""
+    domain = prepared.domain
+    present = None
+    if written:
+        present = [np.logical_or.reduce([w.present[i] for w in written]) for i in range(len(node))]
+    attributes = {}
+    for i, (name, level) in enumerate(zip(domain.names, node)):
+        h = domain.heights[i]
+        attributes[name] = {
+            "level": int(level), "height": h, "loss": level / h if h else 0.0,
+            "distinct_before": len(domain.labels[i][0]),
+            "distinct_after": int(present[i].sum()) if present is not None else None,
+            "hierarchy": domain.sources[name], "minimum_level": int(prepared.box.lower[i]),
+        }
+    return attributes
 
 
 def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
@@ -271,10 +348,6 @@ def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:
     if source.partition(":")[0] in BUILDER_SPECS and not Path(source).exists():
         return {"builder": source}
     return {"rows": [list(path) for path in hierarchy.paths.values()]}
-
-
-
-
 
 
 def formula_record(released: Table, escaped: bool = False) -> dict:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fitness import privacy
 from kgen.io.files import write_atomic
 from kgen.io.table import read_csv
 from kgen.report import provenance, risk
@@ -266,7 +267,8 @@ def render(report: Mapping, release: str | os.PathLike | None = None, title: str
 
 
 def model_words(models: Sequence[Mapping]) -> str:
-    return "; ".join(", ".join(f"{k} = {v}" for k, v in m.items()) for m in models) or "none"
+    """The privacy models in their families' words (`fitness.privacy`), as the console summary says them."""
+    return "; ".join(privacy.summary_words(models)) or "none"
 
 
 def render_release_figures(report: Mapping, release: str | os.PathLike | None, title: str | None) -> str:

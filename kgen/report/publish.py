@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from kgen.check.verify import rules_from_models, verified_record, verify_file
+from kgen.check.rules import rules_from_models
+from kgen.check.verify import verified_record, verify_file
 from kgen.io.csvio import format_csv, write_csv
 from kgen.io.files import check_target, output_lock, same_file, write_atomic, write_atomic_many
 from kgen.io.formulas import escape

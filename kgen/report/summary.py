@@ -14,6 +14,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from fitness import privacy
+
 WIDTH = 100
 PER_QI_LINES = 12  # up to this many QIs, one line per attribute; above it, grouped lines only
 
@@ -117,6 +119,8 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows); "
         f"{r['rows']} rows, {r['rows_released']} released",
     ]
+    if len(r.get("models") or []) > 1:  # beyond k-anonymity, which the line above states
+        lines.append(cut("  models: " + "; ".join(privacy.summary_words(r["models"])), width))
     lines += node_lines(attributes, width)
     lines.append(f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes "
                  f"{r['classes']}  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}")

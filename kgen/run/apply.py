@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fitness import privacy
 from fitness.evaluator import Evaluation
-from fitness.models import DISTANCES, L_VARIANTS, PrivacyModel, is_whole, model_from_description
-from fitness.models import is_real as is_number
+from fitness.models import PrivacyModel
 from fitness.objective import OBJECTIVES
+from fitness.parameters import is_real as is_number
+from fitness.parameters import is_whole
 from kgen.io.files import read_json
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
@@ -82,39 +84,25 @@ def bad(name: str, key: str, what: str) -> InputError:
     return InputError(f"key {key!r} {what}", file=name)
 
 
-def check_model(m: object, i: int, sensitive: list[str], name: str) -> tuple[str, object]:
-    """One saved model description, checked; (kind, its parameters) for the agreement check."""
+def check_model(m: object, i: int, sensitive: list[str], name: str) -> PrivacyModel:
+    """One saved model description, read back by its family (`fitness.privacy`), which validates its
+    parameters; InputError naming the file and the key."""
     key = f"models[{i}]"
     if not isinstance(m, dict):
         raise bad(name, key, "must be a privacy model (a JSON object)")
-    kind = m.get("model")
-    if kind == "k-anonymity":
-        if not is_whole(m.get("k")) or m["k"] < 1:
-            raise bad(name, f"{key}.k", f"must be a whole number >= 1, got {json.dumps(m.get('k'))[:40]}")
-        return kind, m["k"]
-    if kind not in ("l-diversity", "t-closeness"):
-        raise bad(name, f"{key}.model", f"must be k-anonymity, l-diversity or t-closeness, got "
-                  f"{json.dumps(kind)[:40]}")
-    column = m.get("sensitive")
-    if column not in sensitive:
+    if privacy.family_of(str(m.get("model"))) is None:
+        raise bad(name, f"{key}.model", f"must be one of {', '.join(privacy.FAMILIES)}, got "
+                  f"{json.dumps(m.get('model'))[:40]}")
+    if "sensitive" in m and m["sensitive"] not in sensitive:
         raise bad(name, f"{key}.sensitive", f"must be one of the report's sensitive columns {sensitive}, got "
-                  f"{json.dumps(column)[:40]}")
-    if kind == "l-diversity":
-        l_value, variant = m.get("l"), m.get("variant", "distinct")
-        if not is_number(l_value) or not math.isfinite(l_value) or l_value < 1:
-            raise bad(name, f"{key}.l", f"must be a number >= 1, got {json.dumps(l_value)[:40]}")
-        if variant not in L_VARIANTS:
-            raise bad(name, f"{key}.variant", f"must be one of {', '.join(L_VARIANTS)}, got {json.dumps(variant)[:40]}")
-        c = m.get("c")
-        if variant == "recursive" and (not is_number(c) or not math.isfinite(c) or c <= 0):
-            raise bad(name, f"{key}.c", f"must be a number > 0 for recursive l-diversity, got {json.dumps(c)[:40]}")
-        return kind, (column, l_value, variant)
-    t_value, distance = m.get("t"), m.get("distance", "equal")
-    if not is_number(t_value) or not math.isfinite(t_value) or not 0 <= t_value <= 1:
-        raise bad(name, f"{key}.t", f"must be a number in [0, 1], got {json.dumps(t_value)[:40]}")
-    if distance not in DISTANCES:
-        raise bad(name, f"{key}.distance", f"must be one of {', '.join(DISTANCES)}, got {json.dumps(distance)[:40]}")
-    return kind, (column, t_value, distance)
+                  f"{json.dumps(m['sensitive'])[:40]}")
+    try:
+        return privacy.read_model(m)
+    except InputError as error:  # the model's own words; name the key when they begin with it ("k must be")
+        named = next((p for p in m if p != "model" and error.message.startswith(f"{p} ")), None)
+        if named is None:
+            raise bad(name, key, f"is not a valid {m['model']} model: {error.message}") from None
+        raise bad(name, f"{key}.{named}", error.message[len(named) + 1:]) from None
 
 
 def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
@@ -161,33 +149,41 @@ def validate_settings(report: Mapping, name: str) -> None:
         raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)}, got {json.dumps(report['metric'])[:40]}")
 
 
-def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: bool) -> None:
-    """Exactly one k-anonymity model, models only on the sensitive columns, and the top-level k, l and t
-    agreeing with them (a report changed by hand is refused)."""
-    models = report.get("models")
-    if not isinstance(models, list) or not models:
+def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: bool) -> list[PrivacyModel]:
+    """The report's models, read back: exactly one k-anonymity model, models only on the sensitive columns,
+    and the top-level parameters (k, l, t_closeness, ...) asking for the same models (a report changed by
+    hand is refused). Each family's top-level keys are compared when the report has them all (older reports
+    lack some)."""
+    saved = report.get("models")
+    if not isinstance(saved, list) or not saved:
         raise bad(name, "models", "must list the privacy models (it is empty or not a list): without them nothing "
                   "would be protected")
-    found = [check_model(m, i, sensitive, name) for i, m in enumerate(models)]
-    ks = [value for kind, value in found if kind == "k-anonymity"]
+    models = [check_model(m, i, sensitive, name) for i, m in enumerate(saved)]
+    ks = [m.min_class_size for m in models if m.name == "k-anonymity"]
     if len(ks) != 1:
         raise bad(name, "models", f"must hold exactly one k-anonymity model, found {len(ks)}")
-    k = ks[0]
-    if "k" in report and report["k"] != k:
-        raise bad(name, "k", f"is {json.dumps(report['k'])[:40]} but the k-anonymity model says {k}: the report "
-                  "was changed")
-    for top, kind in (("l", "l-diversity"), ("t_closeness", "t-closeness")):
-        if top not in report:
-            continue  # reports of older versions
-        saved = {value[0]: value[1] for k_, value in found if k_ == kind}
-        wanted = report[top]
-        if wanted is None and saved or wanted is not None and (set(saved) != set(sensitive)
-                                                                 or any(v != wanted for v in saved.values())):
-            raise bad(name, top, f"is {json.dumps(wanted)[:40]} but the models say "
-                      f"{json.dumps(saved)[:80]}: the report was changed")
-    if k < 2 and not allow_k1:
-        raise bad(name, "models", f"asks for k = {k}: k = 1 protects no one (every row may be unique); give "
+    for family in privacy.FAMILIES.values():
+        if all(p.name in report for p in family.parameters):
+            require_agreement(report, family, [m.describe() for m in models], sensitive, name)
+    if ks[0] < 2 and not allow_k1:
+        raise bad(name, "models", f"asks for k = {ks[0]}: k = 1 protects no one (every row may be unique); give "
                   "--allow-k1 (allow_k1=True) to apply it anyway")
+    return models
+
+
+def require_agreement(report: Mapping, family: privacy.ModelFamily, described: list[dict], sensitive: list[str],
+                      name: str) -> None:
+    """The models that the report's top-level values of `family` ask for are the ones its `models` list."""
+    values = {p.name: report[p.name] for p in family.parameters}
+    top = family.parameters[0].name
+    try:
+        wanted = family.build(values, sensitive) if family.asked(values) else []
+    except InputError as error:
+        raise bad(name, top, f"is not valid: {error.message}") from None
+    listed = [d for d in described if d.get("model") == family.name]
+    if sorted(map(repr, (m.describe() for m in wanted))) != sorted(map(repr, listed)):
+        raise bad(name, top, f"is {json.dumps(report[top])[:40]} but the models say {json.dumps(listed)[:80]}: "
+                  "the report was changed")
 
 
 def hierarchy_specs(report: Mapping, source: str, overrides: Mapping[str, object]) -> dict[str, object]:
@@ -293,7 +289,7 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     validate_report(saved, source, allow_k1)
     table = as_table(data)
     config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict)
-    models: list[PrivacyModel] = [model_from_description(m) for m in saved["models"]]
+    models = validate_models(saved, list(saved.get("sensitive", [])), source, True)
     prepared = api.prepare(table, config, models, require_feasible=False)
     node = saved_node(saved, prepared, source)
     evaluator = prepared.evaluator

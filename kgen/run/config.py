@@ -7,14 +7,13 @@ whichever way it came in.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 
+from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
-from fitness.models import DISTANCES, L_VARIANTS, is_whole
-from fitness.models import is_real as is_number
+from fitness.parameters import Constraint
 from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
@@ -24,59 +23,11 @@ ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--id
          ("sensitive", "sensitive", "--sensitive"))
 
 
-@dataclass(frozen=True)
-class Constraint:
-    """What one Config field accepts, and the one message for what it does not (scikit-learn's
-    `_parameter_constraints` is the model: the table below is the only place a field's range is written)."""
-
-    label: str  # how the message names the field
-    kind: str  # "whole", "real", "choice"
-    low: float | None = None
-    high: float | None = None
-    above: bool = False  # low is exclusive
-    optional: bool = False  # None allowed
-    choices: tuple[str, ...] = ()
-    finite: bool = True
-
-    def check(self, value: object) -> None:
-        if value is None and self.optional:
-            return
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise InputError(f"unknown {self.label} {value!r}; choose {', '.join(self.choices[:-1])} or "
-                                 f"{self.choices[-1]}")
-            return
-        if not (is_whole(value) if self.kind == "whole" else is_number(value)) or not self.within(value):
-            raise InputError(f"{self.label} must be {self.wanted()}, got {value!r}")
-
-    def within(self, value: object) -> bool:
-        number = float(value)  # type: ignore[arg-type]
-        if self.finite and not math.isfinite(number):
-            return False
-        if self.low is not None and (number <= self.low if self.above else number < self.low):
-            return False
-        return self.high is None or number <= self.high
-
-    def wanted(self) -> str:
-        if self.kind == "real" and self.low == 0 and self.high == 1:
-            return "a fraction in [0, 1]"
-        noun = "a whole number" if self.kind == "whole" else "a finite number"
-        if self.label.endswith(("limit", "timeout")):
-            noun += " of seconds"
-        bound = "" if self.low is None else f" {'>' if self.above else '>='} {self.low:g}"
-        return noun + bound
-
-
-# Every Config field with a range or a set of choices, checked by `Config.check` (the models check their
-# own parameters again when they are built: `fitness.models`).
+# Every Config field with a range or a set of choices, checked by `Config.check`. The privacy models' fields
+# are declared by their families (`fitness.privacy`), each with its Constraint, and added below; the models check
+# their own parameters again when they are built.
 PARAMETER_CONSTRAINTS: dict[str, Constraint] = {
-    "k": Constraint("k", "whole", low=1),
     "suppression": Constraint("suppression", "real", low=0, high=1),
-    "l": Constraint("l", "real", optional=True),
-    "c": Constraint("c", "real", optional=True),
-    "t_closeness": Constraint("t-closeness", "real", optional=True),
-    "l_variant": Constraint("l-diversity variant", "choice", choices=L_VARIANTS),
-    "t_distance": Constraint("t-closeness distance", "choice", choices=DISTANCES),
     "seed": Constraint("the seed", "whole", finite=False),
     "max_evaluations": Constraint("max evaluations", "whole", low=1, optional=True),
     "time_limit": Constraint("the time limit", "real", low=0, above=True, optional=True),
@@ -88,7 +39,7 @@ PARAMETER_CONSTRAINTS: dict[str, Constraint] = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Settings:
     """What to anonymize and how: the one configuration of a run, from the command line or Python.
 
     `kgen anonymize` builds it field by field from its options (each option's name is the field's, with
@@ -100,24 +51,12 @@ class Config:
     ----------
     qi : sequence of str
         The quasi-identifiers, in lattice order (`--qi`).
-    k : int
-        k of k-anonymity: every released class has at least k rows (default 2).
     suppression : float
         The fraction t of rows that may be suppressed, in [0, 1]: at most floor(t * n) rows (default 0).
     identifiers : sequence of str
         Direct identifiers, replaced by `*` in the release (`--identifier`).
     sensitive : sequence of str
         Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
-    l : float or None
-        l of l-diversity on every sensitive column; None: no l-diversity.
-    l_variant : {"distinct", "entropy", "recursive"}
-        The l-diversity variant; recursive (c, l)-diversity needs `c`.
-    c : float or None
-        c of recursive (c, l)-diversity.
-    t_closeness : float or None
-        t of t-closeness on every sensitive column (EMD to the whole table's distribution); None: none.
-    t_distance : {"equal", "ordered"}
-        The ground distance of t-closeness: equal (categories) or ordered (numbers, else label order).
     metric : str
         The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
     hierarchies : mapping of str to object
@@ -170,18 +109,15 @@ class Config:
         Publish this node (one level per QI, e.g. from `kgen frontier`) instead of searching: the fixed-node
         search (`lattice.search.fixed`), refused in one line when infeasible; `--node QI=L,...` (a string
         "age=1,sex=0" is read the same way). None: search with `algorithm`.
+
+    The privacy models' parameters are fields of `Config` too, one per parameter of each family in
+    `fitness.privacy` (docs/privacy-models.md).
     """
 
     qi: Sequence[str]
-    k: int = 2
     suppression: float = 0.0
     identifiers: Sequence[str] = ()
     sensitive: Sequence[str] = ()
-    l: float | None = None  # noqa: E741 (the model's name for it)
-    l_variant: str = "distinct"
-    c: float | None = None
-    t_closeness: float | None = None
-    t_distance: str = "equal"
     metric: str = "log"
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
@@ -236,6 +172,8 @@ class Config:
                 roles[column] = role
         for name, constraint in PARAMETER_CONSTRAINTS.items():
             constraint.check(getattr(self, name))
+        for p in privacy.parameters():
+            p.constraint.check(getattr(self, p.name))
         self.check_node()
 
     def check_node(self) -> None:
@@ -253,12 +191,16 @@ class Config:
         if missing:
             raise InputError(f"--node gives no level for the quasi-identifier {missing[0]!r}; give one per QI")
         for q, level in self.node.items():
-            if not is_whole(level) or level < 0:
+            if isinstance(level, bool) or not isinstance(level, int) or level < 0:
                 raise InputError(f"--node: the level of {q!r} must be a whole number >= 0, got {level!r}")
 
     def node_levels(self) -> tuple[int, ...] | None:
         """The chosen node in QI order (None: none chosen)."""
         return None if self.node is None else tuple(int(self.node[q]) for q in self.qi)
+
+    def model_values(self) -> dict[str, object]:
+        """The privacy models' parameters, by name (what `fitness.privacy.build_models` reads)."""
+        return {p.name: getattr(self, p.name) for p in privacy.parameters()}
 
 
 def parse_node(text: str) -> dict[str, int]:
@@ -278,3 +220,20 @@ def parse_node(text: str) -> dict[str, int]:
             raise InputError(f"--node names {column.strip()!r} twice")
         node[column.strip()] = value
     return node
+
+
+# The one Config: the run's settings above plus every privacy model family's parameters as fields of the same
+# names (`fitness.privacy`): `Config(qi=..., k=5, l=2)`, run.toml's `l = 2` and `--l 2` reach the same field, and
+# a new model's parameters become fields without an edit here.
+def _config_doc() -> str:
+    """Settings' docstring, its last paragraph replaced by the model fields, each with its help."""
+    fields = "".join(f"    {p.name} : {p.constraint.kind}, default {p.default!r}\n        {p.help} ({p.option})\n"
+                     for p in privacy.parameters())
+    head = (Settings.__doc__ or "").split("\n\n    The privacy models'")[0]
+    return f"{head}\n{fields}\n    The fields from k on are the privacy models' parameters (`fitness.privacy`).\n    "
+
+
+Config = make_dataclass(
+    "Config", [(p.name, object, field(default=p.default)) for p in privacy.parameters()], bases=(Settings,),
+    frozen=True, namespace={"__module__": __name__, "__doc__": _config_doc()},
+)

@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fitness import privacy
 from fitness.device_evaluator import make_evaluator
 from fitness.evaluator import Evaluation
 from fitness.objective import make_objective
 from kgen.check.kanonymity import check_k_anonymity
-from kgen.check.verify import rules_from_models
+from kgen.check.rules import rules_from_models
 from kgen.io.table import DEFAULT_MISSING, as_table
 from kgen.report.provenance import file_record
 from kgen.report.risk import DEFAULT_THRESHOLD, average_risk, histogram_of, journalist_figures, record_risks
@@ -325,19 +326,15 @@ def released_sample(prepared: Prepared, node: Node, suppressed: np.ndarray) -> t
 
 def publish_command(config: Config, node: Node, input_path: str) -> str:
     """The `kgen anonymize` command that publishes this node (the same models, suppression and hierarchies)."""
-    words = ["kgen", "anonymize", input_path, "--qi", ",".join(config.qi), "--k", str(config.k),
-             "--suppression", f"{config.suppression:g}"]
+    words = ["kgen", "anonymize", input_path, "--qi", ",".join(config.qi), "--suppression", f"{config.suppression:g}"]
     if config.identifiers:
         words += ["--identifier", ",".join(config.identifiers)]
     if config.sensitive:
         words += ["--sensitive", ",".join(config.sensitive)]
-    for name in ("l", "c", "t_closeness"):
-        if getattr(config, name) is not None:
-            words += [f"--{name.replace('_', '-')}", f"{getattr(config, name):g}"]
-    if config.l is not None and config.l_variant != "distinct":
-        words += ["--l-variant", config.l_variant]
-    if config.t_closeness is not None and config.t_distance != "equal":
-        words += ["--t-distance", config.t_distance]
+    for p in privacy.parameters():  # every model's parameters from the registry: k always, the others when set
+        value = getattr(config, p.name)
+        if p.name == "k" or value != p.default:
+            words += [p.option, f"{value:g}" if isinstance(value, float) else str(value)]
     if config.metric != "log":
         words += ["--metric", config.metric]
     for column, spec in config.hierarchies.items():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fitness import privacy
 from kgen.io.table import Table
 from kgen.run.config import Config
 from kgen.run.values import normalize
@@ -161,9 +162,10 @@ def interval_label(group: list[str]) -> str:
 
 def cut_point_table(table: Table, config: Config) -> CutPointTable:
     """The QIs of a table (values normalized as `kgen.run.pipeline.prepare` does) in k-Optimize's terms."""
-    if config.l is not None or config.t_closeness is not None:
-        raise InputError("k-optimize supports k-anonymity (with a suppression limit) only, not l-diversity or "
-                         "t-closeness: use a lattice algorithm")
+    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    if beyond:
+        raise InputError(f"k-optimize supports k-anonymity (with a suppression limit) only, not "
+                         f"{', '.join(beyond)}: use a lattice algorithm")
     orders, columns = [], []
     for column in config.qi:
         values, token = normalize(list(table.column(column)), tuple(config.missing))

@@ -24,11 +24,13 @@ import dask
 import distributed  # noqa: F401 (first: without Dask's extra the error names `distributed`, one line)
 import numpy as np
 
+from fitness import privacy
 from fitness.models import KAnonymity
 from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.verify import ReleaseCheckError
 from kgen.report import provenance
+from kgen.report import risk as risking
 from kgen.report.build import partitioned_report
 from kgen.report.publish import write_release
 from kgen.run.algorithms import CUT_POINT, make_search
@@ -96,10 +98,9 @@ def validate(config: Config, source: Source) -> None:
         for column in group:
             if column not in columns:
                 raise InputError("no such column in the input", file=source.name, column=column)
-    if config.l is not None:
-        raise InputError("l-diversity is not supported with --partitioned (k-anonymity only)")
-    if config.t_closeness is not None:
-        raise InputError("t-closeness is not supported with --partitioned (k-anonymity only)")
+    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    if beyond:
+        raise InputError(f"{', '.join(beyond)} is not supported with --partitioned (k-anonymity only)")
     if config.algorithm in CUT_POINT:
         raise InputError(f"algorithm {config.algorithm!r} is not supported with --partitioned (it reads every row)")
     if config.device != "cpu":
@@ -281,16 +282,16 @@ def _run_on(client: Any, source: Source, config: Config, output: str | None,
     released = time.perf_counter()
     written, check = _release_and_check(client, prepared, config, result.best.node, output)
     try:
-        report = partitioned_report(prepared, config, result, written, check, output)
-        report["provenance"] = provenance.build(config, SimpleNamespace(source=None, n=prepared.domain.n,
-                                                                        columns=list(source.columns)),
-                                                prepared.domain.sources, prepared.domain.hierarchies,
-                                                invocation)
-        report["provenance"]["input"] = partition_files(source)
-        report["partitioned"]["seconds"] = {"prepare": round(prepared.seconds, 3),
-                                            "search": round(result.seconds, 3),
-                                            "release_and_check": round(time.perf_counter() - released, 3),
-                                            "total": round(time.perf_counter() - started, 3)}
+        risk = risking.sizes_report(prepared.evaluator.class_sizes(result.best.node), prepared.domain.n,
+                                    result.best.suppressed, config.qi)
+        table = SimpleNamespace(source=None, n=prepared.domain.n, columns=list(source.columns))
+        record = provenance.build(config, table, prepared.domain.sources, prepared.domain.hierarchies, invocation)
+        record["input"] = partition_files(source)
+        seconds = {"prepare": round(prepared.seconds, 3), "search": round(result.seconds, 3),
+                   "release_and_check": round(time.perf_counter() - released, 3),
+                   "total": round(time.perf_counter() - started, 3)}
+        report = partitioned_report(prepared, config, result, written, check, output, risk=risk,
+                                    provenance_record=record, seconds=seconds)
     except BaseException:
         discard(written)
         raise

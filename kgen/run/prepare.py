@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fitness import privacy
 from fitness.device_evaluator import make_evaluator
 from fitness.encoding import EncodedQI, EncodedTable, encode_codes
 from fitness.evaluator import NodeEvaluator
-from fitness.models import KAnonymity, PrivacyModel, l_diversity, t_closeness
+from fitness.models import PrivacyModel
 from fitness.objective import make_objective
 from kgen.io import hierarchies as hierarchy_specs
 from kgen.io.table import SUPPRESSED, CodedColumn, Table, as_table
@@ -99,29 +100,30 @@ def validate(table: Table, config: Config) -> None:
                          "be k-anonymous", file=table.source)
     parallel.validate_options(config.jobs, config.backend, config.scheduler, config.batch_size,
                               config.connect_timeout)
-    if config.l is not None and config.l_variant in ("distinct", "recursive"):
-        for column in config.sensitive:  # no class can hold more distinct values than the whole column
-            distinct = len({v.strip() for v in table.column(column)})
-            if config.l > distinct:
-                raise InputError(f"{config.l_variant} l-diversity with l = {config.l:g} is impossible: the column "
-                                 f"has only {distinct} distinct values", file=table.source, column=column)
+    require_possible(table, config)
     if config.strict:
         warnings = run_warnings(table, config)
         if warnings:
             raise InputError(f"{warnings[0]} (--strict makes this an error)", file=table.source)
 
 
+def require_possible(table: Table, config: Config) -> None:
+    """Refuse a model no release of this table can meet, as its family judges from the sensitive column's
+    number of distinct values (`ModelFamily.impossible`): an l above it, for example."""
+    values = config.model_values()
+    judges = [f for f in privacy.FAMILIES.values() if f.impossible is not None and f.asked(values)]
+    for column in config.sensitive if judges else ():
+        distinct = len({v.strip() for v in table.column(column)})
+        for family in judges:
+            why = family.impossible(values, distinct)  # type: ignore[misc]
+            if why:
+                raise InputError(why, file=table.source, column=column)
+
+
 def models_for(config: Config) -> list[PrivacyModel]:
-    """k-anonymity, plus l-diversity and t-closeness on every sensitive column when `l` / `t_closeness` is set."""
-    models: list[PrivacyModel] = [KAnonymity(config.k)]
-    if (config.l is not None or config.t_closeness is not None) and not config.sensitive:
-        raise InputError("l-diversity and t-closeness need a sensitive attribute (--sensitive COLUMN)")
-    for column in config.sensitive:
-        if config.l is not None:
-            models.append(l_diversity(column, config.l, config.l_variant, config.c))
-        if config.t_closeness is not None:
-            models.append(t_closeness(column, config.t_closeness, config.t_distance))
-    return models
+    """The models `config` asks for, family by family from the registry (`fitness.privacy`): k-anonymity, then
+    each other family whose parameters are set (l-diversity and t-closeness on every sensitive column, ...)."""
+    return privacy.build_models(config.model_values(), config.sensitive)
 
 
 def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,

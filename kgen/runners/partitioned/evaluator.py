@@ -19,6 +19,8 @@ import operator
 from collections.abc import Sequence
 from types import SimpleNamespace
 
+import numpy as np
+
 from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
 from fitness.models import PrivacyModel
@@ -26,7 +28,7 @@ from fitness.objective import Objective, Precision
 from kgen.runners.parallel import ClusterError
 from kgen.runners.partitioned import keys as keying
 from kgen.runners.partitioned.domain import Domain
-from kgen.runners.partitioned.merge import Figures, reduce_batch, small_keys
+from kgen.runners.partitioned.merge import Figures, reduce_batch, size_counts, small_keys
 from kgen.runners.partitioned.part import Plan, map_batch
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
@@ -193,6 +195,20 @@ class PartitionedEvaluator:
         return Evaluation(node=node, feasible=suppressed <= self.max_suppressed, loss=float(loss), log=log,
                           los=suppressed_fraction(suppressed, n), suppressed=suppressed, classes=f.classes,
                           smallest_class=f.smallest, dm=dm, aecs=(n - suppressed) / f.classes if f.classes else 0.0)
+
+    def class_sizes(self, node: Sequence[int]) -> np.ndarray:
+        """The sizes of the node's released classes (one map/reduce round; each reducer sends its histogram,
+        so what crosses the network is bounded by the distinct sizes, not the classes)."""
+        plan = self.plan(tuple(int(v) for v in node))
+        pieces = self._submit_map([plan])
+        counted = self._gather([self.client.submit(size_counts, plan, r, self.k, *[p[r] for p in pieces],  # type: ignore[attr-defined]
+                                                   pure=False) for r in range(self.reducers)])
+        total: dict[int, int] = {}
+        for histogram in counted:
+            for size, classes in histogram.items():
+                total[size] = total.get(size, 0) + classes
+        sizes = sorted(total)
+        return np.repeat(np.array(sizes, dtype=np.int64), [total[s] for s in sizes])
 
     def suppressed_keys(self, node: Sequence[int]) -> tuple[Plan, object]:
         """The keys of the node's classes smaller than k, as one future per reducer (they stay on the

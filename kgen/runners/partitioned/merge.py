@@ -113,3 +113,11 @@ def small_keys(plan: Plan, reducer: int, k: int, *parts: list[Chunk]) -> np.ndar
     """Task: this reducer's keys of classes smaller than k (the suppressed classes of the released node)."""
     keys, sizes = combine([chunks[0] for chunks in parts], plan, reducer)
     return keys[sizes < k]
+
+
+def size_counts(plan: Plan, reducer: int, k: int, *parts: list[Chunk]) -> dict[int, int]:
+    """Task: this reducer's released classes (k rows or more) as {class size: classes}: the node's
+    class-size histogram, which the risk figures read (`kgen.report.risk.sizes_report`), summed over reducers."""
+    _, sizes = combine([chunks[0] for chunks in parts], plan, reducer)
+    values, counts = np.unique(sizes[sizes >= k], return_counts=True)
+    return {int(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}

@@ -1,0 +1,186 @@
+"""The registry of privacy model families: the one list that the command line, Config, run.toml, the report,
+`kgen apply` and `kgen check` read.
+
+Each module of this package defines one family (`FAMILY`, a `ModelFamily`): its parameters (each with its
+Config field / run.toml key, command-line flag, range and help), how to build its models from their values and
+the sensitive columns, how to read one back from a report's description, and its summary line. Its
+independent check rule lives in `kgen.check.rules` under the same name. Adding a model is therefore two new
+files and no edit elsewhere: the modules are found by scanning this package's folder
+(tests/test_model_registry.py adds a model to a copy of the source that way and runs every command on it).
+
+Why a registry and not a list in each consumer: before it, the l-diversity and t-closeness parameters were
+written in nine modules (options, Config, its constraints, prepare, apply's report reader, the report keys, the
+summary, the check command and the checker), and a new model had to find them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from fitness.models import PrivacyModel
+from fitness.parameters import Constraint
+from lattice.errors import InputError
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a model family.
+
+    Attributes
+    ----------
+    name : str
+        The Config field and run.toml key ("t_closeness"); the report's top-level key of the same name.
+    constraint : Constraint
+        What it accepts (checked once, by `Config.check`, and again by the model when it is built).
+    default : object
+        Its value when not given (None: the family is not asked for, when this is its first parameter).
+    help : str
+        The command-line help.
+    flag : str
+        The command-line option (default: `--` and the name with `-` for `_`).
+    metavar : str or None
+        The command-line value's name in the help.
+    required : bool
+        The command line must give it (k: a release's k is never a silent default there).
+    """
+
+    name: str
+    constraint: Constraint
+    default: object = None
+    help: str = ""
+    flag: str = ""
+    metavar: str | None = None
+    required: bool = False
+
+    @property
+    def option(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """A family of privacy models and everything the run needs to know of it.
+
+    Attributes
+    ----------
+    name : str
+        The `model` of its descriptions in reports ("l-diversity"); the key of its check rule.
+    parameters : tuple of Parameter
+        Its parameters; the first one says whether the family is asked for (not None).
+    build : callable
+        `build(values, sensitive)`: the models for the parameter values (a mapping by name) and the
+        sensitive columns; called only when the family is asked for.
+    read : callable
+        `read(description)`: the model a report's description saved (`PrivacyModel.describe()`); an
+        InputError names the key that is wrong.
+    summary : callable
+        `summary(description)`: the words for one of its models in the console summary and the HTML page.
+    per_sensitive : bool
+        Its models constrain sensitive columns (it needs `--sensitive`).
+    impossible : callable or None
+        `impossible(values, distinct)`: why no release can meet the family on a sensitive column with
+        `distinct` distinct values (None: it can); checked against the table before the search.
+    order : int
+        Where it comes in options, reports and summaries (k-anonymity first).
+    """
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    build: Callable[[Mapping[str, object], Sequence[str]], list[PrivacyModel]]
+    read: Callable[[Mapping[str, object]], PrivacyModel]
+    summary: Callable[[Mapping[str, object]], str]
+    per_sensitive: bool = False
+    order: int = 50
+    impossible: Callable[[Mapping[str, object], int], str | None] | None = None
+
+    def asked(self, values: Mapping[str, object]) -> bool:
+        """Whether `values` (by parameter name) ask for this family: its first parameter is set."""
+        return values.get(self.parameters[0].name) is not None
+
+
+def _discover() -> dict[str, ModelFamily]:
+    found: list[ModelFamily] = []
+    for module in pkgutil.iter_modules(__path__):
+        family = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FAMILY", None)
+        if isinstance(family, ModelFamily):
+            found.append(family)
+    found.sort(key=lambda f: (f.order, f.name))
+    names = [p.name for f in found for p in f.parameters]
+    if len(set(names)) != len(names):
+        raise RuntimeError(f"two privacy model families declare the same parameter: {sorted(names)}")
+    return {f.name: f for f in found}
+
+
+FAMILIES: dict[str, ModelFamily] = _discover()
+
+
+def parameters() -> list[Parameter]:
+    """Every family's parameters, in registry order: Config's model fields and the report's model keys."""
+    return [p for family in FAMILIES.values() for p in family.parameters]
+
+
+def family_of(name: str) -> ModelFamily | None:
+    """The family whose descriptions say `model: name`."""
+    return FAMILIES.get(name)
+
+
+def build_models(values: Mapping[str, object], sensitive: Sequence[str]) -> list[PrivacyModel]:
+    """The models the parameter `values` ask for, family by family (k-anonymity first).
+
+    Raises
+    ------
+    InputError
+        A family on sensitive columns asked for with none given, or a parameter its model refuses.
+    """
+    models: list[PrivacyModel] = []
+    needing = [f.name for f in FAMILIES.values() if f.per_sensitive and f.asked(values)]
+    if needing and not sensitive:
+        raise InputError(f"{' and '.join(needing)} need{'s' if len(needing) == 1 else ''} a sensitive attribute "
+                         "(--sensitive COLUMN)")
+    for family in FAMILIES.values():
+        if family.asked(values):
+            models.extend(family.build(values, sensitive))
+    return models
+
+
+def asked_families(values: Mapping[str, object]) -> list[str]:
+    """The names of the families that `values` ask for."""
+    return [f.name for f in FAMILIES.values() if f.asked(values)]
+
+
+def read_model(description: Mapping[str, object]) -> PrivacyModel:
+    """The model a report's description saved; InputError for a family this kgen does not know."""
+    family = FAMILIES.get(str(description.get("model")))
+    if family is None:
+        raise InputError(f"unknown privacy model {description.get('model')!r}; this kgen knows "
+                         f"{', '.join(FAMILIES)}")
+    return family.read(description)
+
+
+def report_values(values: Mapping[str, object]) -> dict[str, object]:
+    """The report's top-level model keys: each parameter's value, null for a family not asked for."""
+    out: dict[str, object] = {}
+    for family in FAMILIES.values():
+        asked = family.asked(values)
+        for p in family.parameters:
+            out[p.name] = values.get(p.name) if asked else None
+    return out
+
+
+def summary_words(descriptions: Sequence[Mapping[str, object]]) -> list[str]:
+    """The summary's words for each saved model description (its family's, or the description itself)."""
+    words = []
+    for d in descriptions:
+        family = FAMILIES.get(str(d.get("model")))
+        words.append(family.summary(d) if family else ", ".join(f"{k} = {v}" for k, v in d.items()))
+    return words
+
+
+def beyond_sizes(models: Sequence[PrivacyModel]) -> list[str]:
+    """The names of the models that need more than each class's row count (a sensitive column, a population):
+    what the engines that count class sizes alone (partitioned, k-Optimize) cannot evaluate. A model says it
+    by its `count_rule` (`fitness.models.CountRule`), never by its type."""
+    return list(dict.fromkeys(m.name for m in models if m.count_rule is None or m.count_rule.column is not None))

@@ -1,0 +1,50 @@
+"""l-diversity on every sensitive column: distinct, entropy or recursive (c, l) (docs/privacy-models.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fitness.models import L_VARIANTS, PrivacyModel, l_diversity
+from fitness.parameters import Constraint
+from fitness.privacy import ModelFamily, Parameter
+from lattice.errors import InputError
+
+
+def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[PrivacyModel]:
+    return [l_diversity(column, values["l"], str(values["l_variant"]), values.get("c"))  # type: ignore[arg-type]
+            for column in sensitive]
+
+
+def read(d: Mapping[str, object]) -> PrivacyModel:
+    column = d.get("sensitive")
+    if not isinstance(column, str) or not column:
+        raise InputError(f"an l-diversity model must name its sensitive column, got {column!r}")
+    Constraint("l-diversity variant", "choice", choices=L_VARIANTS).check(d.get("variant", "distinct"))
+    return l_diversity(column, d.get("l"), str(d.get("variant", "distinct")), d.get("c"))  # type: ignore[arg-type]
+
+
+def summary(d: Mapping[str, object]) -> str:
+    variant = d.get("variant", "distinct")
+    c = f", c = {d.get('c')}" if variant == "recursive" else ""
+    return f"{variant} l-diversity on {d.get('sensitive')}, l = {d.get('l')}{c}"
+
+
+def impossible(values: Mapping[str, object], distinct: int) -> str | None:
+    """No class can hold more distinct values than the whole column (entropy l is bounded by it too, but a
+    fractional l near it stays possible, so only distinct and recursive are judged here)."""
+    l, variant = values["l"], values["l_variant"]  # noqa: E741 (the model's name for it)
+    if variant in ("distinct", "recursive") and l > distinct:  # type: ignore[operator]
+        return f"{variant} l-diversity with l = {l:g} is impossible: the column has only {distinct} distinct values"
+    return None
+
+
+FAMILY = ModelFamily(
+    name="l-diversity",
+    parameters=(
+        Parameter("l", Constraint("l", "real", optional=True), help="l of l-diversity on every sensitive column"),
+        Parameter("l_variant", Constraint("l-diversity variant", "choice", choices=L_VARIANTS), default="distinct",
+                  help="distinct, entropy or recursive (c, l)-diversity"),
+        Parameter("c", Constraint("c", "real", optional=True), help="c of recursive (c, l)-diversity"),
+    ),
+    build=build, read=read, summary=summary, per_sensitive=True, order=10, impossible=impossible,
+)
