@@ -158,6 +158,16 @@ def test_kgen_frontier_publishes_json_and_csv_as_a_checked_pair_and_the_page(tmp
     assert (tmp_path / "g.html").read_text() == (tmp_path / "f.html").read_text()
 
 
+def test_kgen_frontier_reads_its_options_from_run_toml(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    toml = tmp_path / "frontier.toml"
+    toml.write_text(f'qi = ["sex", "age", "race"]\nhierarchy-dir = "{DATA}"\nsuppression = 0.01\nrisk = "average"\n'
+                    f'output = "{tmp_path / "f.json"}"\nquiet = true\n')
+    status, _, err = kgen(capsys, "frontier", str(ADULT), "--config", str(toml))
+    assert status == 0, err
+    result = json.loads((tmp_path / "f.json").read_text())
+    assert result["risk"] == "average" and result["quasi_identifiers"] == QIS and result["frontier"]["complete"]
+
+
 def test_explorer_page_is_self_contained_and_a_static_table_without_javascript(highest: dict) -> None:
     page = render(highest)
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")

@@ -9,6 +9,7 @@ from pathlib import Path
 from kgen.cli.anonymize import protected_inputs
 from kgen.cli.console import read_input
 from kgen.cli.options import (
+    add_config_argument,
     add_limit_arguments,
     add_model_arguments,
     add_problem_arguments,
@@ -73,4 +74,5 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--csv", help="the frontier's CSV, one row per point (default: OUTPUT with .csv)")
     parser.add_argument("--html", metavar="PATH", help="also write the explorer page (as kgen explore does)")
     quiet_option(parser)
+    add_config_argument(parser)
     parser.set_defaults(run=run_frontier)

@@ -272,7 +272,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
                              "more jobs than cores) as errors (exit 2)")
 
 
-CONFIG_COMMANDS = ("anonymize", "apply")  # the commands that take --config FILE
+CONFIG_COMMANDS = ("anonymize", "apply", "frontier")  # the commands that take --config FILE
 
 
 _FROM_CONFIG = object()  # default of an option the config file sets: replaced after parsing unless given
