@@ -168,6 +168,29 @@ def test_kgen_frontier_reads_its_options_from_run_toml(tmp_path: Path, capsys: p
     assert result["risk"] == "average" and result["quasi_identifiers"] == QIS and result["frontier"]["complete"]
 
 
+def test_sigterm_during_a_frontier_exits_143_and_writes_nothing(tmp_path: Path, monkeypatch,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    import os
+    import signal
+
+    from kgen.run import frontier as frontier_module
+
+    calls = []
+    real = frontier_module.Measure.of
+
+    def terminating(self: object, e: object) -> float:
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)  # the real signal, through kgen's handler, mid-search
+        return real(self, e)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(frontier_module.Measure, "of", terminating)
+    status, _, err = kgen(capsys, "frontier", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
+                          "--risk", "average", "--output", str(tmp_path / "f.json"))
+    assert status == 143 and err.strip().splitlines()[-1] == "kgen: terminated (SIGTERM); no output was written"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_explorer_page_is_self_contained_and_a_static_table_without_javascript(highest: dict) -> None:
     page = render(highest)
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")

@@ -165,6 +165,9 @@ def run_command(argv: Sequence[str] | None) -> int:
         return ExitCode.TERMINATED
     except KeyboardInterrupt:
         stop_local_workers()
+        if TERM_RECEIVED[0]:  # SIGTERM, turned into a plain interruption by a search that stopped on it
+            print("kgen: terminated (SIGTERM); no output was written", file=sys.stderr)
+            return ExitCode.TERMINATED
         print("kgen: interrupted; no output was written", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except MemoryError:  # numpy's _ArrayMemoryError included
