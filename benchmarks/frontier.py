@@ -20,9 +20,8 @@ import time
 
 from benchmarks.common import ADULT_QIS, DATA, REPO, machine
 from kgen.io.table import read_csv
-from kgen.report.risk import average_risk
 from kgen.run.config import Config
-from kgen.run.frontier import frontier
+from kgen.run.frontier import Measure, frontier
 from kgen.run.pipeline import anonymize
 from kgen.run.prepare import prepare
 from lattice.search.base import Limits
@@ -44,10 +43,7 @@ def table_a() -> list[str]:
     """NSGA-II against the exact frontier on Adult 8 QIs."""
     table = read_csv(DATA / "adult" / "adult.csv")
     prepared = prepare(table, Config(qi=ADULT_QIS, k=2, suppression=0.01, hierarchy_dir=str(DATA / "adult")))
-    n = table.n
-
-    def risk(e: object) -> float:
-        return average_risk(e.classes, n - e.suppressed)  # type: ignore[attr-defined]
+    risk = Measure(prepared, "average", None).of
 
     start = clock()
     exact = ParetoGA(generations=0, local_search=False, exhaustive_max=10**7).run(
@@ -124,10 +120,7 @@ def cargo_stability(dataset: object) -> list[str]:
     """No exact frontier exists at 25 QIs (10^13 nodes): the default GA (60 generations of 60) and one five
     times longer (300 of 100), two seeds each, against the non-dominated union of the four."""
     prepared = prepare(dataset.table, dataset.config(25))  # type: ignore[attr-defined]
-    n = prepared.table.n
-
-    def risk(e: object) -> float:
-        return average_risk(e.classes, n - e.suppressed)  # type: ignore[attr-defined]
+    risk = Measure(prepared, "average", None).of
 
     runs = {}
     for generations, population in ((60, 60), (300, 100)):

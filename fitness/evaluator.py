@@ -226,10 +226,17 @@ class NodeEvaluator:
         return partition.sizes[~bad], int(partition.sizes[bad].sum()), partition, bad
 
     def violating(self, partition: Partition) -> np.ndarray:
-        """Per class, whether it breaks any of the models."""
+        """Per class, whether it breaks any of the models.
+
+        Models that judge the released classes together (`sample_based`, e.g. an average-risk threshold) are
+        asked last, with the classes the per-class models suppress: they decide what remains to suppress
+        (`enforce`), as ARX applies its sample-based criteria after the class-based ones."""
         bad = np.zeros(partition.count, dtype=bool)
-        for model in self.models:
+        whole = [m for m in self.models if getattr(m, "sample_based", False)]
+        for model in (m for m in self.models if not getattr(m, "sample_based", False)):
             bad |= model.violating(partition, self.table)
+        for model in whole:
+            bad |= model.enforce(partition, self.table, bad)  # type: ignore[attr-defined] (sample_based promises it)
         return bad
 
     def blank_copy(self) -> NodeEvaluator:

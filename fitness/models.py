@@ -115,6 +115,11 @@ class PrivacyModel(Protocol):
     measure_rule : MeasureRule or None
         The model as a per-class measure and a bound for array kernels; None for a count rule or a model an
         array kernel cannot evaluate (the device evaluator then falls back to the CPU).
+
+    A model may also declare `sample_based = True` (absent means False): it judges the released classes
+    together, not one at a time (ARX's sample-based criteria, e.g. an average-risk threshold). The evaluator
+    then asks it last, `enforce(partition, table, suppressed) -> mask`, with the classes the per-class models
+    suppress, for the further classes to suppress (`fitness.privacy.average_risk`).
     """
 
     name: str
@@ -270,6 +275,23 @@ def equal_distance(vc: ValueCounts, q: np.ndarray) -> np.ndarray:
     qv = q[vc.value]
     present = np.bincount(vc.cls, weights=np.abs(p - qv) - qv, minlength=vc.sizes.size)
     return np.clip(0.5 * (1.0 + present), 0.0, 1.0)
+
+
+def class_beta(vc: ValueCounts, q: np.ndarray) -> np.ndarray:
+    """Per class, the largest relative gain (p(s|E) - p(s)) / p(s) over the values s it holds: the least beta
+    for which it meets basic beta-likeness (`fitness.privacy.likeness`)."""
+    qv = q[vc.value]
+    out = np.full(vc.sizes.size, -np.inf)
+    np.maximum.at(out, vc.cls, (vc.count / vc.sizes[vc.cls] - qv) / qv)
+    return out
+
+
+def class_disclosure(vc: ValueCounts, q: np.ndarray) -> np.ndarray:
+    """Per class, the largest |log2(p(s|E) / p(s))| over the values s it holds: it meets delta-disclosure
+    privacy for every delta above it (`fitness.privacy.disclosure`)."""
+    out = np.zeros(vc.sizes.size)
+    np.maximum.at(out, vc.cls, np.abs(np.log2(vc.count / vc.sizes[vc.cls] / q[vc.value])))
+    return out
 
 
 def ordered_distance(vc: ValueCounts, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -543,13 +565,15 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
     -------
     dict
         sensitive, classes, min_distinct_l, min_entropy_l (exp of the least entropy), max_t_equal and
-        max_t_ordered (the largest equal and ordered t-closeness distances), and with `recursive_l`
+        max_t_ordered (the largest equal and ordered t-closeness distances), max_beta (the largest relative
+        gain of a value: basic beta-likeness holds for every beta from it), max_delta_disclosure (the largest
+        |log2(p(s|E) / p(s))|: delta-disclosure privacy holds for every delta above it), and with `recursive_l`
         recursive_l and max_recursive_ratio; the figures are None when nothing is released.
     """
     vc = value_counts(partition, table, column)
     if not released.any():
         return {"sensitive": column, "classes": 0, "min_distinct_l": None, "min_entropy_l": None,
-                "max_t_equal": None, "max_t_ordered": None}
+                "max_t_equal": None, "max_t_ordered": None, "max_beta": None, "max_delta_disclosure": None}
     q, rank = reference_distribution(table, column)
     figures = {
         "sensitive": column,
@@ -558,6 +582,8 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
         "min_entropy_l": float(np.exp(class_entropy(vc)[released].min())),
         "max_t_equal": float(equal_distance(vc, q)[released].max()),
         "max_t_ordered": float(ordered_distance(vc, q, rank)[released].max()),
+        "max_beta": float(class_beta(vc, q)[released].max()),
+        "max_delta_disclosure": float(class_disclosure(vc, q)[released].max()),
     }
     if recursive_l is not None:
         figures["recursive_l"] = int(recursive_l)

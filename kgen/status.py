@@ -52,6 +52,13 @@ class ClusterError(InputError):
     exit_code = ExitCode.CLUSTER
 
 
+class OutOfMemoryError(InputError):
+    """The run cannot fit in the memory this process may use (RLIMIT_AS, the cgroup's limit), or ran out of it
+    in a form that is not a MemoryError (a thread that cannot start, an extension that cannot be mapped): exit 5."""
+
+    exit_code = ExitCode.OUT_OF_MEMORY
+
+
 class OutputBusyError(InputError):
     """Another kgen run holds the lock on an output for longer than this run may wait (exit 7)."""
 
@@ -59,4 +66,4 @@ class OutputBusyError(InputError):
 
 
 __all__ = ["ArgumentError", "ChecksumError", "ClusterError", "ExitCode", "InputError", "NoSolutionError",
-           "OutputBusyError", "ReleaseCheckError"]
+           "OutOfMemoryError", "OutputBusyError", "ReleaseCheckError"]

@@ -50,7 +50,9 @@ EVERY_OPTION = [
     "--missing", "x", "--algorithm", "ola", "--population", "10", "--seed", "7", "--max-evaluations", "9",
     "--time-limit", "5", "--kernel", "bitset", "--no-prune", "--drop-suppressed", "--jobs", "2",
     "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--batch-size", "4", "--connect-timeout", "3",
-    "--strict", "--device", "array", "--no-bound", "--partitioned", "--node", "a=1,b=0",
+    "--strict", "--device", "array", "--no-bound", "--partitioned", "--beta-likeness", "1", "--beta-variant",
+    "enhanced", "--delta-disclosure", "1", "--k-map", "5", "--sampling-fraction", "0.1", "--k-map-estimator",
+    "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--node", "a=1,b=0",
 ]
 
 

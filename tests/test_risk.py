@@ -15,18 +15,22 @@ import pytest
 
 from kgen import Config, anonymize, from_mapping
 from kgen.io.csvio import format_csv
+from kgen.io.table import read_table
 from kgen.report.risk import (
+    _snb_equations,
     config_with_max_risk,
     k_for_max_risk,
     pitman_fit,
     population_uniqueness,
     risk_report,
     size_histogram,
+    snb_uniques,
     zayatz_uniques,
 )
 from lattice.errors import InputError
 
 QIS = ["Age", "Gender", "Postcode"]
+ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 # The KGen paper's Table 1 (raw) and Table 2 (its 2-anonymous release).
 TABLE_1 = {"Age": ["24", "28", "42", "49"], "Gender": ["F", "M", "F", "M"],
            "Postcode": ["80015", "80019", "85073", "85071"], "Crime": ["Assault", "Kidnapping", "Homicide", "Rape"]}
@@ -174,7 +178,7 @@ def test_pitman_fit_agrees_with_scipy() -> None:
 def test_population_uniqueness_estimates_are_near_the_truth_and_below_sample_uniqueness() -> None:
     for fraction in (0.05, 0.2):
         histogram, population, true_uniques = zipf_sample(fraction)
-        u = population_uniqueness(histogram, fraction)
+        u = population_uniqueness(histogram, fraction, model="pitman")
         assert u["model"] == "pitman" and u["pitman"]["converged"]
         n = sum(s * c for s, c in histogram.items())
         assert u["population_rows"] == population
@@ -185,6 +189,97 @@ def test_population_uniqueness_estimates_are_near_the_truth_and_below_sample_uni
 
 def test_no_sample_uniques_means_zayatz_finds_none() -> None:
     assert zayatz_uniques({2: 10, 5: 3}, 1000, 35)["uniques"] == 0.0
+
+
+# No class of size 1, yet Pitman's likelihood has an interior maximum here (theta 33.4, alpha 0.19): the fit alone
+# would claim 115 population uniques at pi = 0.1, as kgen did on FARS (243 where ARX reports 0; issue 24).
+NO_UNIQUES = {2: 141, 3: 14, 4: 12, 5: 5, 6: 6, 7: 5, 8: 1, 9: 3, 10: 4, 11: 2, 12: 3, 13: 1, 14: 1, 15: 1, 18: 1,
+              19: 1, 21: 1, 23: 1, 25: 1, 26: 1, 29: 1, 31: 2, 32: 1, 34: 1, 45: 1, 50: 1, 84: 1, 1037: 1}
+
+
+@pytest.mark.parametrize("model", ["dankar", "pitman", "zayatz", "snb"])
+def test_no_sample_uniques_means_no_population_uniques_whatever_the_model(model: str) -> None:
+    assert pitman_fit(NO_UNIQUES) is not None  # the fit converges: only the rule keeps it out
+    u = population_uniqueness(NO_UNIQUES, 0.1, model=model)
+    assert u["uniques"] == 0.0 and u["share"] == 0.0 and "no sample uniques" in u["note"]
+
+
+def test_kgen_risk_reports_no_population_uniques_without_sample_uniques(tmp_path: Path) -> None:
+    """ARX on FARS at pi = 0.1: 0 population uniques when no record is unique in the sample."""
+    values = [str(i) for i, (size, count) in enumerate((s, c) for s, c in NO_UNIQUES.items() for _ in range(c))
+              for _ in range(size)]
+    (tmp_path / "t.csv").write_text(format_csv(["q"], [[v] for v in values], ","))
+    out = subprocess.run([sys.executable, "-m", "kgen", "risk", str(tmp_path / "t.csv"), "--qi", "q",
+                          "--sampling-fraction", "0.1", "--json"], capture_output=True, text=True, check=True)
+    u = json.loads(out.stdout)["population_uniqueness"]
+    assert (u["uniques"], u["population_rows"]) == (0.0, 10 * len(values))
+
+
+def test_dankar_rule_picks_pitman_up_to_a_tenth_and_zayatz_or_snb_above() -> None:
+    histogram, _, _ = zipf_sample(0.05)
+    assert population_uniqueness(histogram, 0.05)["model"] == "pitman"
+    above = population_uniqueness(histogram, 0.2)  # the models see n / N = 0.05 ... as given: 0.2 only by pi
+    assert above["model"] in ("zayatz", "snb")
+    chosen = min([above["zayatz"]["uniques"]] + ([above["snb"]["uniques"]] if above["snb"]["converged"] else []))
+    assert above["uniques"] == chosen
+
+
+SNB_CASE = {1: 1108, 2: 163, 3: 66, 4: 36, 5: 14, 6: 8, 7: 8, 8: 1, 9: 2, 10: 1, 11: 2, 12: 4, 13: 3, 18: 1, 19: 1,
+            20: 1, 21: 1, 22: 1, 23: 1, 25: 1, 27: 1, 37: 1, 50: 1, 79: 1, 294: 1}  # n = 2730, N = 3033 (pi 0.9)
+
+
+def test_snb_estimate_is_a_root_of_its_moment_equations_inside_its_domain() -> None:
+    n = sum(s * c for s, c in SNB_CASE.items())
+    snb = snb_uniques(SNB_CASE, 3033)
+    assert snb["converged"] and snb["alpha"] > 0 and 0 < snb["beta"] < 1
+    value = _snb_equations(snb["alpha"], snb["beta"], snb["classes"], n / 3033, SNB_CASE[1], SNB_CASE[2])
+    assert np.abs(value).max() <= 1e-6
+    assert snb["uniques"] == pytest.approx(snb["classes"] * snb["beta"] ** snb["alpha"])
+    assert 0 < snb["uniques"] < 3033
+    u = population_uniqueness(SNB_CASE, n / 3033)  # Dankar above 0.1: the smaller of SNB and Zayatz
+    assert u["uniques"] == min(u["snb"]["uniques"], u["zayatz"]["uniques"])
+
+
+# Raw Adult's class-size histogram on its 8 QIs (30,162 rows, 18,109 classes): the slow test below reads it
+# from the file and checks the same figures end to end.
+ADULT_HISTOGRAM = {1: 14021, 2: 2026, 3: 796, 4: 379, 5: 209, 6: 153, 7: 114, 8: 67, 9: 55, 10: 54, 11: 47, 12: 32,
+                   13: 28, 14: 13, 15: 16, 16: 16, 17: 10, 18: 9, 19: 12, 20: 9, 21: 4, 22: 4, 23: 5, 24: 2, 25: 3,
+                   26: 4, 27: 7, 29: 2, 30: 3, 32: 2, 34: 3, 35: 1, 36: 1, 37: 1, 45: 1}
+
+
+def test_raw_adult_histogram_at_a_fifth_gives_arx_figure() -> None:
+    """ARX 3.9.2, raw Adult at pi = 0.2: 31.1 % population uniques (Dankar's rule); kgen's Pitman-first choice
+    gave 29.4 %."""
+    u = population_uniqueness(ADULT_HISTOGRAM, 0.2)
+    assert (u["model"], u["population_rows"]) == ("zayatz", 150810)
+    assert round(100 * u["share"], 1) == 31.1 and round(100 * u["pitman"]["share"], 1) == 29.4
+
+
+@pytest.mark.slow
+def test_raw_adult_at_a_fifth_gives_arx_figure_by_dankar_rule(adult_csv: Path) -> None:
+    """ARX 3.9.2 on raw Adult (8 QIs) at pi = 0.2: 31.1 % population uniques (Dankar); Pitman alone gives 29.4 %
+    (kgen's figure before issue 24). SNB's equations have no root here, so the rule falls back on Zayatz."""
+    table = read_table(str(adult_csv))
+    r = risk_report(table, ADULT_QIS, sampling_fraction=0.2)
+    u = r["population_uniqueness"]
+    assert u["uniqueness_model"] == "dankar" and u["model"] == "zayatz" and not u["snb"]["converged"]
+    assert u["population_rows"] == round(30162 / 0.2)
+    assert round(100 * u["share"], 1) == 31.1
+    assert round(100 * u["pitman"]["share"], 1) == 29.4
+    assert round(100 * risk_report(table, ADULT_QIS, sampling_fraction=0.2, uniqueness_model="pitman")
+                 ["population_uniqueness"]["share"], 1) == 29.4
+
+
+def test_population_size_is_all_rows_over_the_sampling_fraction() -> None:
+    """ARX: N = the data's rows / pi, suppressed rows included; the models see released rows / N."""
+    r = risk_report(from_mapping(mixed_table()), ["a", "b"], sampling_fraction=0.5)
+    u = r["population_uniqueness"]
+    assert (u["sample_rows"], u["population_rows"]) == (11, 26)
+
+
+def test_unknown_uniqueness_model_is_refused() -> None:
+    with pytest.raises(InputError, match="population-uniqueness model"):
+        risk_report(from_mapping(mixed_table()), ["a", "b"], uniqueness_model="poisson")
 
 
 @pytest.mark.parametrize("risk, k", [(0.2, 5), (0.1, 10), (0.3, 4), (1.0, 1), (0.5, 2), (1 / 3, 3), (0.34, 3)])

@@ -306,7 +306,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     sizes = np.bincount(classes)
     starred = suppressed_mask(table, qis)
     starred_rows = int(starred.sum())
-    bad_class, measures = breaking_classes(table, classes, sizes, k, rules)
+    bad_class, measures = breaking_classes(table, classes, sizes, k, rules, starred)
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
@@ -327,10 +327,13 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
 
 
 def breaking_classes(table: Table, classes: np.ndarray, sizes: np.ndarray, k: int,
-                     rules: Sequence[ClassRule]) -> tuple[np.ndarray, dict]:
-    """Per class, whether it breaks k or a rule; and each sensitive column's measures of the classes."""
+                     rules: Sequence[ClassRule], starred: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    """Per class, whether it breaks k or a rule; and each sensitive column's measures of the classes.
+
+    `starred` (rows with `*` in every QI) is in the rules' cache as "starred": a rule on the released classes
+    together (the average risk) leaves those rows out, as suppressed."""
     bad_class = sizes < k
-    cache: dict = {}
+    cache: dict = {"starred": np.zeros(classes.size, dtype=bool) if starred is None else starred}
     for rule in rules:
         bad_class |= rule.breaking(table, classes, sizes, cache)
     return bad_class, cache.get("sensitive", {})

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kgen.io.files import not_found
 from lattice.errors import InputError
 
 KINDS = ("hierarchy", "prefix", "set", "interval")
@@ -64,8 +65,11 @@ def original_files(path: str | os.PathLike) -> list[Path]:
         files = sorted(p for p in Path(text).iterdir() if p.suffix.lower() in (".csv", ".parquet", ".pq"))
     else:
         files = [Path(text)]
-    if not files or not all(f.is_file() for f in files):
+    if not files:
         raise InputError("file not found", file=text)
+    for file in files:
+        if not file.is_file():
+            raise not_found(file)  # missing, or a FIFO or device: said as it is
     return files
 
 

@@ -47,8 +47,10 @@ def default_output(input_path: str) -> Path:
 
 
 def protected_inputs(args: argparse.Namespace) -> list[str]:
-    """Files an output must never overwrite: the input and every hierarchy file the run reads."""
+    """Files an output must never overwrite: the input, every hierarchy file the run reads, and the `--config`
+    file (`--config run.toml --output run.toml` overwrote it)."""
     files = [args.input] + [s for s in parse_hierarchies(args.hierarchy).values() if Path(s).is_file()]
+    files += [args.config] if getattr(args, "config", None) else []
     if args.hierarchy_dir:
         files += [str(p) for c in args.qi if (p := find_in_dir(args.hierarchy_dir, c)) is not None]
     return files

@@ -60,6 +60,7 @@ def run_apply(args: argparse.Namespace) -> int:
     saved = applying.load_report(args.report)
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
+    protected += [args.config] if getattr(args, "config", None) else []  # the --config file is an input too
     for target in (output, report):
         check_target(target, protected)
     if args.verify_release:
@@ -70,7 +71,8 @@ def run_apply(args: argparse.Namespace) -> int:
     table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
-                             source=args.report, invocation=args.invocation)
+                             source=args.report, invocation=args.invocation,
+                             allow_changed_hierarchies=args.allow_changed_hierarchies)
     table, r = applied.release, applied.report
     for message in r.get("warnings", []):
         warn(message)
@@ -105,6 +107,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="field separator of the input: , ; | or tab (default: detected from the file)")
     apply.add_argument("--allow-k1", action="store_true",
                        help="apply a report whose k is 1 (it protects no one; refused without this)")
+    apply.add_argument("--allow-changed-hierarchies", action="store_true",
+                       help="apply even when a hierarchy file's SHA-256 differs from the report's record "
+                            "(refused without this; named in the warnings)")
     apply.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
     apply.add_argument("--verify-release", metavar="FILE",
                        help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")

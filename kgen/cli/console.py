@@ -7,6 +7,7 @@ import io
 import sys
 
 from kgen.io.table import Table, read_table
+from kgen.runners.memory import check_fits
 
 
 def warn(message: str) -> None:
@@ -22,6 +23,7 @@ WORKING_ON: dict[str, object] = {}
 def read_input(path: str, sep: str | None, qis: int) -> Table:
     WORKING_ON.clear()
     WORKING_ON["file"] = path
+    check_fits(path, qis)  # a run the memory limits cannot hold is refused before it starts (exit 5)
     table = read_table(path, sep)
     WORKING_ON.update(rows=table.n, qis=qis)
     return table

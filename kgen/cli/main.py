@@ -9,6 +9,7 @@ quietly.
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import os
 import signal
@@ -27,7 +28,7 @@ from kgen.cli.options import (
 from kgen.io import files
 from kgen.report import provenance
 from kgen.run.pipeline import Interrupted
-from kgen.runners.parallel import stop_local_workers
+from kgen.runners.parallel import default_workers_timeout, stop_local_workers
 from kgen.status import ExitCode
 from kgen.version import version
 from lattice.errors import InputError
@@ -118,6 +119,27 @@ def out_of_memory_message() -> str:
             "--time-limit, or a machine with more memory")
 
 
+# What out of memory looks like when it is not a MemoryError: a thread that cannot start (RuntimeError), a
+# shared library that cannot be mapped or an allocation refused inside an extension (ImportError, OSError).
+MEMORY_WORDS = ("can't start new thread", "failed to map segment", "cannot allocate memory", "out of memory",
+                "bad_alloc", "memoryerror")
+
+
+def ran_out_of_memory(error: BaseException) -> bool:
+    """Whether `error`, or an error it was raised from (scipy's "install seems to be broken" wraps the
+    ImportError of a library it could not map), is the system refusing memory."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, MemoryError) or (isinstance(current, OSError) and current.errno == errno.ENOMEM):
+            return True
+        if any(word in str(current).lower() for word in MEMORY_WORDS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = QuietPipe(stdout)
@@ -147,6 +169,7 @@ def run_command(argv: Sequence[str] | None) -> int:
             fill_from_config(args, from_config)
             args.invocation = provenance.command_invocation(provenance.command_line(argv), config_file)
             files.lock_timeout()  # the environment's settings are checked before any work
+            default_workers_timeout()  # (a bad KGEN_WORKERS_TIMEOUT failed only once a Dask cluster started)
             return args.run(args)
         except Interrupted as stop:
             if TERM_RECEIVED[0]:  # the search stopped on SIGTERM as it does on Ctrl-C
@@ -170,7 +193,13 @@ def run_command(argv: Sequence[str] | None) -> int:
             return ExitCode.TERMINATED
         print("kgen: interrupted; no output was written", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except MemoryError:  # numpy's _ArrayMemoryError included
+    except MemoryError:  # numpy's _ArrayMemoryError and pyarrow's ArrowMemoryError included
+        print(out_of_memory_message(), file=sys.stderr)
+        return ExitCode.OUT_OF_MEMORY
+    except (RuntimeError, ImportError, OSError) as error:  # out of memory in another form; anything else is a bug
+        if not ran_out_of_memory(error):
+            raise
+        stop_local_workers()
         print(out_of_memory_message(), file=sys.stderr)
         return ExitCode.OUT_OF_MEMORY
     except BrokenProcessPool:  # loky's TerminatedWorkerError: the system killed a worker, nearly always for memory

@@ -31,6 +31,7 @@ from kgen.cli.options import (
     number,
     output_options,
     parse_hierarchies,
+    privacy_options,
     qi_option,
     quiet_option,
     seed_option,
@@ -128,12 +129,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check.set_defaults(run=run_check)
 
 
+def distinct_l(args: argparse.Namespace) -> object:
+    """Mondrian's l (distinct l-diversity, a whole number): 1 when --l is not given; `--l 2` parses as the
+    number 2.0 (l is real for entropy l-diversity), given to the engine as 2; a fraction is refused there."""
+    if args.l is None:
+        return 1
+    return int(args.l) if float(args.l).is_integer() else args.l
+
+
 def mondrian_model_options(parser: argparse.ArgumentParser) -> None:
     """The options `kgen mondrian` and `mondrian-check` share: the model and how each QI is generalized."""
     qi_option(parser)
-    parser.add_argument("--k", required=True, type=number(int, "k"), help="k of k-anonymity")
+    privacy_options(parser, only=("k", "l"))  # Mondrian enforces k and distinct l-diversity
     sensitive_option(parser, "the sensitive column of --l (one)")
-    parser.add_argument("--l", type=number(int, "l"), default=1, help="distinct l-diversity of --sensitive")
     parser.add_argument("--generalization", action="append", default=[], metavar="[COL=]KIND",
                         help="hierarchy, prefix, set or interval, for every QI or COL=KIND for one (default: "
                              "hierarchy where given, interval for numbers, set otherwise)")
@@ -231,8 +239,8 @@ def run_mondrian(args: argparse.Namespace) -> int:
     check_target(report, protected)
     if not distributed:
         check_target(output, protected)
-    spec = build_spec(source, args.qi, args.k, args.l, sensitive_of(args), expanded_strategies(args), hierarchies,
-                      None, args.identifiers)
+    spec = build_spec(source, args.qi, args.k, distinct_l(args), sensitive_of(args), expanded_strategies(args),
+                      hierarchies, None, args.identifiers)
     check = dict(qis=args.qi, k=spec.k, l=spec.l, sensitive=spec.sensitive, kinds=_kinds(spec),
                  hierarchies={q.name: hierarchies.get(q.name) for q in spec.qis if q.strategy == "hierarchy"},
                  identifiers=args.identifiers)
@@ -412,12 +420,12 @@ def run_check(args: argparse.Namespace) -> int:
     from kgen.check.mondrian import check_release  # optional dependency: pandas (Mondrian's checker)
 
     strategies = expanded_strategies(args) or {}
-    verdict = check_release(args.original, args.release, args.qi, args.k, args.l, sensitive_of(args), strategies,
-                            hierarchy_files(args), args.identifiers, args.report)
+    verdict = check_release(args.original, args.release, args.qi, args.k, distinct_l(args), sensitive_of(args),
+                            strategies, hierarchy_files(args), args.identifiers, args.report)
     status = "PASS" if verdict.passed else "FAIL"
     l_text = f", distinct l {verdict.min_distinct_l}" if verdict.min_distinct_l is not None else ""
     print(f"{status}: {args.release}: {verdict.rows} rows in {verdict.parts} part(s), {verdict.classes} classes, "
-          f"smallest {verdict.smallest_class}{l_text}, DP {verdict.dp}; k = {args.k}, l = {args.l}")
+          f"smallest {verdict.smallest_class}{l_text}, DP {verdict.dp}; k = {args.k}, l = {distinct_l(args)}")
     for problem in verdict.problems[:20]:
         print(f"  {problem}")
     return 0 if verdict.passed else 1

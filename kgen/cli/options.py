@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import re
 import textwrap
@@ -22,10 +23,11 @@ from fitness.privacy import Parameter
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
+from kgen.report.risk import DEFAULT_UNIQUENESS_MODEL, UNIQUENESS_MODELS
 from kgen.run.config import Config, parse_node
 from kgen.runners.parallel import CONNECT_TIMEOUT
 from kgen.status import ArgumentError
-from lattice.errors import InputError
+from lattice.errors import InputError, names_shown
 
 
 class Parser(argparse.ArgumentParser):
@@ -136,16 +138,20 @@ def parameter_type(p: Parameter) -> Callable[[str], object] | None:
         number(float, p.constraint.label) if kind == "real" else None
 
 
-def privacy_options(parser: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
+def privacy_options(parser: argparse.ArgumentParser, only: Sequence[str] | None = None,
+                    required: bool = True) -> None:
     """Every privacy model family's parameters (`fitness.privacy`), as options of the same names: what a new
-    model declares in its own module appears here, in run.toml and in Config without an edit. `skip`: those a
-    command sets itself (`kgen frontier` ranges over k)."""
+    model declares in its own module appears here, in run.toml and in Config without an edit. `only` names
+    the parameters of an engine that supports a few models (Mondrian: k and l). Not `required` (`kgen check
+    --report`), a required parameter (k) is optional and has no default."""
     for p in privacy.parameters():
-        if p.name in skip:
+        if only is not None and p.name not in only:
             continue
         choices = p.constraint.choices if p.constraint.kind == "choice" else None
-        parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices, default=p.default,
-                            required=p.required, metavar=p.metavar, help=p.help)
+        needed = p.required and required
+        parser.add_argument(p.option, dest=p.name, type=parameter_type(p), choices=choices,
+                            default=p.default if needed or not p.required else None, required=needed,
+                            metavar=p.metavar, help=p.help)
 
 
 def identifier_option(parser: argparse.ArgumentParser) -> None:
@@ -191,17 +197,29 @@ def population_option(parser: argparse.ArgumentParser, text: str) -> None:
     parser.add_argument("--population", metavar="FILE", help=f"population CSV with the same QIs: {text}")
 
 
+def uniqueness_model_option(parser: argparse.ArgumentParser) -> None:
+    """`--uniqueness-model`: which estimate of population uniqueness a risk figure uses (docs/risk.md)."""
+    parser.add_argument("--uniqueness-model", choices=UNIQUENESS_MODELS, default=DEFAULT_UNIQUENESS_MODEL,
+                        help="population-uniqueness estimate: dankar (Dankar et al.'s rule, ARX's default), "
+                             "pitman, zayatz or snb (default: dankar)")
+
+
 def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, k: bool = True) -> None:
-    """--qi, every privacy model's parameters (--k unless the command sets k itself, as `kgen frontier` does),
-    --suppression, --separator."""
-    qi_option(parser)
-    privacy_options(parser, () if k else ("k",))
-    parser.add_argument("--suppression", type=number(float, "suppression"), default=0.0,
+def suppression_option(parser: argparse.ArgumentParser, default: float | None = 0.0) -> None:
+    parser.add_argument("--suppression", type=number(float, "suppression"), default=default,
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True, k: bool = True) -> None:
+    """--qi, every privacy model's options, --suppression and --separator; not `required` (`kgen check
+    --report`: the report states the model), none is required and none has a default. Without `k`, no --k:
+    the command sets k itself (`kgen frontier` ranges over it)."""
+    qi_option(parser, required)
+    privacy_options(parser, None if k else [p.name for p in privacy.parameters() if p.name != "k"], required)
+    suppression_option(parser, 0.0 if required else None)
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
 
@@ -375,8 +393,10 @@ def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> t
         key = raw_key.replace("_", "-")
         action = by_key.get(key)
         if action is None:
-            raise InputError(f"unknown key {raw_key!r}; the keys are the long options of 'kgen {command_name}': "
-                             f"{', '.join(sorted(by_key))}", file=path)
+            near = difflib.get_close_matches(key, list(by_key), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise InputError(f"unknown key {raw_key!r}; {hint}the keys are the long options of 'kgen {command_name}' "
+                             f"(kgen {command_name} --help): {names_shown(sorted(by_key))}", file=path)
         values[action.dest] = config_value(action, raw_key, value, path)
         action.required = False
         if not action.option_strings:  # the positional input: optional once the file names it

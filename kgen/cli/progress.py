@@ -123,12 +123,14 @@ class ProgressBar:
         bar.refresh()  # type: ignore[attr-defined]
 
     def close(self) -> None:
+        """End the bar's line; the bar may begin again (k-Optimize's search, then the lattice search)."""
         if self.bar is not None:
             self.bar.close()  # type: ignore[attr-defined]
             self.bar = None
         elif self.drawn:
             self.stream.write("\n")
             self.stream.flush()
+        self.drawn, self.last = False, -1.0
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -42,8 +42,9 @@ def run_report(args: argparse.Namespace) -> int:
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register `kgen report` and its options."""
-    page = command_parser(commands, "report", "a self-contained HTML page for a kgen anonymize report")
-    page.add_argument("input", metavar="RESULT.json", help="the JSON report of kgen anonymize")
+    page = command_parser(commands, "report", "a self-contained HTML page for a kgen anonymize, apply or "
+                          "mondrian report")
+    page.add_argument("input", metavar="RESULT.json", help="the JSON report of kgen anonymize, apply or mondrian")
     page.add_argument("--release", help="the release CSV: checked against the report's SHA-256 and measured "
                                         "(default: the file the report names, if present)")
     page.add_argument("-o", "--output", help="HTML file (default: RESULT.html)")

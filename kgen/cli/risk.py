@@ -14,12 +14,14 @@ from kgen.cli.options import (
     command_parser,
     number,
     population_option,
+    uniqueness_model_option,
 )
 from kgen.io.table import read_table
 from kgen.report import risk as risking
 from kgen.report.risk import risk_report, validate_fraction, validate_threshold
 from kgen.run import apply as applying
 from kgen.run import pipeline as api
+from kgen.runners.memory import check_fits
 from lattice.errors import InputError
 
 
@@ -34,7 +36,8 @@ def generalize_like(population: object, report: Mapping, source: str) -> object:
 
 
 def run_command(path: str, qis: Sequence[str] | None, threshold: float, population: str | None,
-                report: str | None, sampling_fraction: float | None) -> dict:
+                report: str | None, sampling_fraction: float | None,
+                uniqueness_model: str = risking.DEFAULT_UNIQUENESS_MODEL) -> dict:
     """`kgen risk`: read the table (and the population, generalized by `report`'s node when given) and
     measure it."""
 
@@ -56,7 +59,7 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
             pop.column(column)
         if saved is not None:
             pop = generalize_like(pop, saved, str(report))
-    figures = risk_report(table, qis, threshold, pop, sampling_fraction)
+    figures = risk_report(table, qis, threshold, pop, sampling_fraction, uniqueness_model=uniqueness_model)
     figures["input"] = str(path)
     if population is not None:
         figures["journalist"]["population"] = str(population)  # type: ignore[index]
@@ -65,8 +68,9 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
 
 def run_risk(args: argparse.Namespace) -> int:
     """`kgen risk`: the risk figures of docs/risk.md for any table."""
+    check_fits(args.input, len(args.qi or []))  # a run the memory limits cannot hold is refused first (exit 5)
     figures = run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
-                                  args.sampling_fraction)
+                          args.sampling_fraction, args.uniqueness_model)
     print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))
     return 0
 
@@ -84,5 +88,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     risk.add_argument("--report", help="INPUT's kgen report: its QIs, and its node generalizes --population")
     risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
                       help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
+    uniqueness_model_option(risk)
     risk.add_argument("--json", action="store_true", help="print the figures as JSON")
     risk.set_defaults(run=run_risk)

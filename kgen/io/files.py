@@ -59,6 +59,16 @@ def _not_regular(name: str, mode: int, role: str) -> InputError:
                       f"regular files only", file=name)
 
 
+def not_found(path: str | os.PathLike) -> InputError:
+    """The error for an input that is not a regular file: "file not found", or what it is instead (a FIFO, a
+    device, a socket, a folder), so that a pipe is not reported as missing."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return InputError("file not found", file=str(path))
+    return _not_regular(str(path), mode, "input")
+
+
 def open_input(path: str | os.PathLike) -> BinaryIO:
     """Open an input (data or hierarchy file) for reading in binary, refusing anything but a regular file.
 

@@ -235,8 +235,14 @@ def read_parquet(path: str | os.PathLike) -> Table:
         raise InputError("reading Parquet needs pyarrow: pip install 'kgen[parquet]'", file=name) from None
     with open_input(path) as handle:  # regular files only, as for CSV
         try:
+            # the schema first: a column that cannot be text is refused before any data is read (a failed
+            # cast after a threaded read once left pyarrow's threads running into the exit: abort, 134)
+            check_text_columns(pq.ParquetFile(handle).schema_arrow, name)
+            handle.seek(0)
             data = pq.read_table(handle)
         except (pa.ArrowException, OSError, ValueError) as error:
+            if isinstance(error, InputError):
+                raise
             reason = (str(error).splitlines() or [type(error).__name__])[0]
             raise InputError(f"is not a readable Parquet file ({clip(reason, 80, quote=False)})", file=name) from None
     columns = tuple(str(c) for c in data.column_names)
@@ -264,6 +270,18 @@ def read_parquet(path: str | os.PathLike) -> Table:
         rank[order] = np.arange(len(labels))
         values[column] = CodedColumn(rank[raw], tuple(labels[i] for i in order))
     return Table(columns, values, name, ",")
+
+
+def check_text_columns(schema: object, name: str) -> None:
+    """Refuse a Parquet schema with a column kgen cannot read as text (a list, struct, map or union: nested
+    values have no one text form), in one line naming the column, before its data is read."""
+    # optional dependency: pyarrow (extra `parquet`)
+    import pyarrow as pa
+
+    for field in schema:  # type: ignore[attr-defined]
+        if pa.types.is_nested(field.type):
+            raise InputError(f"column {clip(field.name)} of type {field.type} cannot be read as text (nested "
+                             "values); drop the column or flatten it first", file=name, column=field.name)
 
 
 def from_mapping(data: Mapping[str, Sequence[object]]) -> Table:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from kgen.io.csvio import detect_separator
-from kgen.io.files import open_input
+from kgen.io.files import not_found, open_input
 from kgen.io.table import read_table
 from lattice.errors import InputError
 
@@ -44,7 +44,7 @@ def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
     elif Path(text).is_file():
         files = [text]
     else:
-        raise InputError("file not found", file=text)
+        raise not_found(text)  # missing, or a FIFO or device: said as it is
     if not files:
         raise InputError("matches no .csv or .parquet file", file=text)
     kinds = {"parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" for f in files}

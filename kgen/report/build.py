@@ -118,8 +118,9 @@ ANONYMIZE_KEYS = (
     "lower_bound", "gap", "optimal", "bound", "bound_seconds",
 )
 APPLY_KEYS = (
-    "applied_report", "input", "holds", "node", "models", "suppression_limit", "max_suppressed_rows", "rows",
-    "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss", "metrics", "privacy",
+    "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
+    "max_suppressed_rows", "rows", "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss",
+    "metrics", "privacy",
     "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
     "formula_cells", "risk", "provenance",
 )
@@ -306,6 +307,9 @@ def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndar
     values = release_values(prepared, evaluation, suppressed, released, recorded) | {
         "applied_report": source,
         "input": prepared.table.source,
+        "heights": {name: int(h) for name, h in zip(prepared.encoded.names, prepared.heights)},
+        "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])
+                            for name in prepared.encoded.names},
         "holds": bool(evaluation.feasible),
         "risk": recorded.risk,
         "provenance": provenance_record,

@@ -127,6 +127,11 @@ def pct(x: float) -> str:
     return f"{x:.3%}"
 
 
+def uniqueness_share(u: Mapping) -> str:
+    """The estimated share of population uniques, or why there is none (the chosen model found no estimate)."""
+    return "no estimate" if u.get("share") is None else pct(u["share"])
+
+
 def risk_section(risk: Mapping | None) -> str:
     if not risk:
         return "<p class='muted'>This report has no risk section (written by an older kgen): run " \
@@ -143,7 +148,7 @@ def risk_section(risk: Mapping | None) -> str:
         ("marketer risk (classes / released rows)", pct(risk["marketer"])),
         ("sample uniques", f"{risk['sample_uniques']} ({pct(risk['sample_uniques_share'])})"),
         ("records in classes smaller than 10", sum(s * c for s, c in risk.get("class_sizes", []) if s < 10)),
-        ("population uniqueness", f"{pct(u['share'])} of {u.get('population_rows', 0)} population rows "
+        ("population uniqueness", f"{uniqueness_share(u)} of {u.get('population_rows', 0)} population rows "
                                   f"(model: {u['model']}, sampling fraction {u['sampling_fraction']:g})"),
     ]
     j = risk.get("journalist")

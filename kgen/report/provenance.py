@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kgen.io.files import read_json
+from kgen.io.files import open_input, read_json
 from kgen.status import ChecksumError, ExitCode
 from kgen.version import version
 from lattice.errors import InputError
@@ -34,9 +34,10 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    """SHA-256 of a file's bytes, read in 1 MiB chunks; a regular file only (a FIFO given to
+    `apply --verify-release` waited for ever, a device was read for ever)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         for block in iter(lambda: handle.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -154,9 +155,12 @@ def for_files(inputs: list[str], hierarchies: Mapping[str, str | None], invocati
     }
 
 
-def for_apply(input_path: str | None, report_path: str, report: Mapping, invocation: Mapping | None = None) -> dict:
-    """The provenance of a `kgen apply` run: as `build`, with the applied report's checksum and the
-    provenance of the run that wrote it."""
+def for_apply(input_path: str | None, report_path: str, report: Mapping, invocation: Mapping | None = None,
+              hierarchy_sources: Mapping[str, str] | None = None, hierarchies: Mapping[str, object] | None = None,
+              ) -> dict:
+    """The provenance of a `kgen apply` run: as `build` (each QI's hierarchy as used, with its digest), with
+    the applied report's checksum and the provenance of the run that wrote it."""
+    sources, used = hierarchy_sources or {}, hierarchies or {}
     return {
         "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -164,6 +168,7 @@ def for_apply(input_path: str | None, report_path: str, report: Mapping, invocat
         "input": file_record(input_path) if input_path and Path(input_path).is_file() else {"path": input_path},
         "applied_report": file_record(report_path) if Path(report_path).is_file() else {"path": report_path},
         "applied_report_provenance": report.get("provenance"),
+        "hierarchies": {name: hierarchy_source(sources[name], used[name]) for name in sources},
         "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
                      "system": platform.platform(), "machine": platform.machine()},
     }

@@ -24,7 +24,7 @@ from kgen.io.table import Table, read_csv
 from kgen.report import provenance
 from kgen.report.build import CHECKER, formula_record, to_json
 from kgen.status import ReleaseCheckError
-from lattice.errors import InputError
+from lattice.errors import InputError, names_shown
 
 
 class Tabular(Protocol):
@@ -121,7 +121,7 @@ def release_writer(table: Table, report: dict, escape_formulas: bool, strict: bo
     cells = report.get("formula_cells") or formula_record(table)
     if cells["cells"] and not escape_formulas:
         message = (f"the release holds {cells['cells']} cells that a spreadsheet would run as formulas (they start "
-                   f"with =, +, -, @, tab or CR) in columns {', '.join(map(repr, cells['columns']))}; they are "
+                   f"with =, +, -, @, tab or CR) in columns {names_shown(cells['columns'])}; they are "
                    "written exactly: give --escape-formulas to prefix them with '")
         if strict:
             raise InputError(f"{message} (--strict makes this an error)")

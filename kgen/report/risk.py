@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fitness.privacy.average_risk import average_prosecutor_risk
 from kgen.io.table import SUPPRESSED
 from lattice.errors import InputError
 
@@ -27,6 +28,13 @@ DEFAULT_THRESHOLD = 0.2
 # Newton's method on Pitman's likelihood: stop when the gradient is this small (relative to n).
 PITMAN_TOLERANCE = 1e-10
 PITMAN_MAX_STEPS = 200
+# The population-uniqueness models (`population_uniqueness`); ARX's default is Dankar et al.'s rule.
+UNIQUENESS_MODELS = ("dankar", "pitman", "zayatz", "snb")
+DEFAULT_UNIQUENESS_MODEL = "dankar"
+# SNB's moment equations are solved as ARX's solver does: |equation| <= 1e-6, 1000 steps per start value.
+SNB_ACCURACY = 1e-6
+SNB_STEPS = 1000
+SNB_STARTS = ((1.0, 1.0), *((a, b) for a in (0.0, 0.33, 0.66, 0.99) for b in (0.0, 0.33, 0.66, 0.99)))
 
 
 @dataclass(frozen=True)
@@ -105,12 +113,6 @@ def size_histogram(sizes: np.ndarray) -> dict[int, int]:
     return dict(sorted(counts.items()))
 
 
-def average_risk(classes: int, released: int) -> float:
-    """Average prosecutor risk: the mean over released records of 1/|E|, which is classes / released rows (the
-    one definition: the report's `prosecutor.mean` and the frontier's average risk both read it)."""
-    return classes / released if released else 0.0
-
-
 def record_risks(sizes: np.ndarray, threshold: float) -> dict:
     """Prosecutor and marketer risk and sample uniques of the released classes of `sizes` (SPEC section 10)."""
     n_r = int(sizes.sum())
@@ -123,11 +125,11 @@ def record_risks(sizes: np.ndarray, threshold: float) -> dict:
     return {
         "prosecutor": {
             "max": 1.0 / float(sizes.min()),
-            "mean": average_risk(int(sizes.size), n_r),
+            "mean": average_prosecutor_risk(sizes),  # the --max-average-risk model's own definition
             "records_above_threshold": float(above) / n_r,
             "rows_above_threshold": int(above),
         },
-        "marketer": sizes.size / n_r,
+        "marketer": average_prosecutor_risk(sizes),  # classes / n_r (SPEC section 10)
         "sample_uniques": uniques,
         "sample_uniques_share": uniques / n_r,
     }
@@ -290,26 +292,126 @@ def zayatz_uniques(histogram: Mapping[int, int], population: int, sample: int) -
     return {"model": "zayatz", "uniques": estimate, "share": estimate / population, "conditional": conditional}
 
 
-def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float) -> dict:
-    """The share of population records that are unique on the QIs, estimated from the sample's class-size
-    histogram and the sampling fraction pi = n / N. Pitman's model is the estimate; Zayatz's is given beside
-    it and replaces it when Pitman's likelihood has no maximum inside its domain. With pi = 1 the sample is
-    the population and the share is exact."""
+def _snb_equations(a: float, b: float, k: float, f: float, c1: float, c2: float) -> np.ndarray:
+    """The two moment equations of the SNB model in (alpha, beta), as ARX's ModelSNB writes them: expected
+    minus observed classes of size 1 and of size 2. (ARX multiplies the second by (1 - d)^(alpha + 2), where its
+    Jacobian differentiates a division by it; kgen keeps ARX's equation, so a root here is a root there.)"""
+    d = (1.0 - f) * (1.0 - b)
+    with np.errstate(all="ignore"):
+        first = k * f * np.power(b / (1.0 - d), a) * ((a * d) / (1.0 - d) + 1.0) - c1
+        second = k * a * np.power(b, a) * (f * f) * (1.0 - b) / 2.0 * np.power(1.0 - d, a + 2.0) * (
+            2.0 - (1.0 - a) * d) - c2
+    return np.array([first, second], dtype=float)
+
+
+def _snb_classes(histogram: Mapping[int, int], f: float) -> float:
+    """ARX's estimate of the number of non-empty population classes K for the SNB model (its
+    `estimateNonEmptyEquivalenceClasses`, term by term, the `- 1` inside the sum included)."""
+    sizes = np.array(list(histogram), dtype=float)
+    counts = np.array(list(histogram.values()), dtype=float)
+    with np.errstate(all="ignore"):
+        decay = np.power(1.0 - f, sizes) * counts
+        var1 = (sizes * f * f * np.power(1.0 - f * f, sizes - 1.0) * counts).sum()
+        var2 = (decay * np.power(1.0 + f, sizes) - 1.0).sum()
+        var3 = decay.sum()
+        var4 = (sizes * f * np.power(1.0 - f, sizes - 1.0) * counts).sum()
+        return float(sum(histogram.values()) + histogram.get(1, 0) * (var1 / var2) * (var3 / var4) ** 2)
+
+
+def _snb_root(k: float, f: float, c1: float, c2: float) -> tuple[float, float] | None:
+    """A root (alpha, beta) of `_snb_equations` by Newton's method (central-difference Jacobian) from ARX's
+    start values ((1, 1), then the 4 x 4 grid of 0, 0.33, 0.66, 0.99), each tried for at most SNB_STEPS
+    steps; None when none reaches |equation| <= SNB_ACCURACY (ARX's default accuracy) inside the model's
+    domain alpha > 0, 0 < beta < 1 (ARX takes any root; one outside gives no population estimate)."""
+    for start in SNB_STARTS:
+        x = np.array(start, dtype=float)
+        for _ in range(SNB_STEPS):
+            value = _snb_equations(x[0], x[1], k, f, c1, c2)
+            if not np.isfinite(value).all():
+                break
+            if np.abs(value).max() <= SNB_ACCURACY:
+                if x[0] > 0 and 0 < x[1] < 1:  # a root outside the model's domain estimates nothing
+                    return float(x[0]), float(x[1])
+                break
+            jacobian = np.empty((2, 2))
+            for j in range(2):
+                h = 1e-7 * max(1.0, abs(x[j]))
+                e = np.zeros(2)
+                e[j] = h
+                jacobian[:, j] = (_snb_equations(*(x + e), k, f, c1, c2)
+                                  - _snb_equations(*(x - e), k, f, c1, c2)) / (2 * h)
+            try:
+                x = x - np.linalg.solve(jacobian, value)
+            except np.linalg.LinAlgError:
+                break
+            if not np.isfinite(x).all():
+                break
+    return None
+
+
+def snb_uniques(histogram: Mapping[int, int], population: float) -> dict:
+    """The shifted negative binomial model's estimate of population uniques (Chen & Keller-McNulty 1998, as
+    ARX implements it): K * beta^alpha, K the estimated non-empty population classes and (alpha, beta) a root
+    of the moment equations for the classes of size 1 and 2. Not `converged` when no root is found (ARX's
+    NaN, and Dankar's rule then falls back on Zayatz)."""
     n = sum(s * c for s, c in histogram.items())
-    out: dict[str, object] = {"sampling_fraction": sampling_fraction, "sample_rows": n}
+    f = n / population
+    k = _snb_classes(histogram, f)
+    root = _snb_root(k, f, float(histogram.get(1, 0)), float(histogram.get(2, 0))) if math.isfinite(k) else None
+    if root is None:
+        return {"model": "snb", "converged": False}
+    alpha, beta = root
+    uniques = k * beta**alpha
+    if not math.isfinite(uniques) or uniques <= 0:
+        return {"model": "snb", "converged": False, "alpha": alpha, "beta": beta}
+    return {"model": "snb", "converged": True, "alpha": alpha, "beta": beta, "classes": k, "uniques": uniques,
+            "share": uniques / population}
+
+
+def dankar_choice(fraction: float, pitman: Mapping, zayatz: Mapping, snb: Mapping) -> Mapping:
+    """Dankar et al.'s (2012) rule, as ARX's `PopulationUniquenessModel.DANKAR` applies it with the model's
+    sampling fraction `fraction` = sample rows / population rows: up to 0.1, Pitman when its fit converged,
+    else Zayatz; above 0.1, the smaller of Zayatz and SNB when SNB has an estimate, else Zayatz."""
+    if fraction <= 0.1:
+        return pitman if pitman.get("converged") else zayatz
+    if snb.get("converged") and snb["uniques"] <= zayatz["uniques"]:
+        return snb
+    return zayatz
+
+
+def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float, rows: int | None = None,
+                          model: str = DEFAULT_UNIQUENESS_MODEL) -> dict:
+    """The share of population records that are unique on the QIs, estimated from the sample's class-size
+    histogram and the sampling fraction pi, as ARX computes it (docs/risk.md).
+
+    The population has N = round(rows / pi) records, `rows` the table's rows, suppressed ones included (ARX:
+    the data's rows / pi; default: the histogram's records); the models see the sampling fraction
+    released records / N. `model` is dankar (Dankar et al.'s rule, the default), pitman, zayatz or snb; a
+    model without an estimate (Pitman's fit or SNB's root not found) gives `uniques` null. With no sample
+    unique every model gives 0 (none can be unique in the population); with pi = 1 the sample is taken to be
+    the population and the share is counted."""
+    if model not in UNIQUENESS_MODELS:
+        raise InputError(f"unknown population-uniqueness model {model!r}; choose {', '.join(UNIQUENESS_MODELS)}")
+    n = sum(s * c for s, c in histogram.items())
+    out: dict[str, object] = {"sampling_fraction": sampling_fraction, "sample_rows": n, "uniqueness_model": model}
     if n == 0:
         return out | {"model": "none", "population_rows": 0, "uniques": 0.0, "share": 0.0}
-    population = max(n, round(n / sampling_fraction))
+    population = max(n, round((n if rows is None else max(rows, n)) / sampling_fraction))
     out["population_rows"] = population
-    if population == n:
+    if sampling_fraction >= 1.0:
         exact = histogram.get(1, 0)
         return out | {"model": "exact", "note": "sampling fraction 1: the sample is taken to be the population",
                       "uniques": float(exact), "share": exact / n}
-    pitman = pitman_uniques(histogram, population)
-    zayatz = zayatz_uniques(histogram, population, n)
-    chosen = pitman if pitman.get("converged") else zayatz
-    return out | {"model": chosen["model"], "uniques": chosen["uniques"], "share": chosen["share"],
-                  "pitman": pitman, "zayatz": zayatz}
+    if histogram.get(1, 0) == 0:
+        return out | {"model": model, "note": "no sample uniques: no record can be unique in the population",
+                      "uniques": 0.0, "share": 0.0}
+    estimates = {"pitman": pitman_uniques(histogram, population), "zayatz": zayatz_uniques(histogram, population, n),
+                 "snb": snb_uniques(histogram, population)}
+    chosen = (dankar_choice(n / population, estimates["pitman"], estimates["zayatz"], estimates["snb"])
+              if model == "dankar" else estimates[model])
+    found = chosen["model"] == "zayatz" or chosen.get("converged")
+    return out | {"model": chosen["model"], "uniques": chosen["uniques"] if found else None,
+                  "share": chosen["share"] if found else None} | estimates
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -350,7 +452,7 @@ def histogram_of(figures: Mapping) -> dict[int, int]:
 
 def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_THRESHOLD,
                 population: object | None = None, sampling_fraction: float | None = None,
-                suppressed_rows: np.ndarray | None = None) -> dict:
+                suppressed_rows: np.ndarray | None = None, uniqueness_model: str = DEFAULT_UNIQUENESS_MODEL) -> dict:
     """Every risk figure of `table` on `qis` as a JSON-ready dict (docs/risk.md).
 
     Parameters
@@ -369,8 +471,13 @@ def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_TH
         population: the most cautious assumption, as population uniqueness then equals sample uniqueness).
     suppressed_rows
         Boolean mask of the suppressed rows of `table`; default: the rows with `*` in every QI.
+    uniqueness_model
+        The population-uniqueness estimate: dankar (Dankar et al.'s rule, ARX's default), pitman, zayatz or snb.
     """
     validate_threshold(threshold)
+    if uniqueness_model not in UNIQUENESS_MODELS:
+        raise InputError(f"unknown population-uniqueness model {uniqueness_model!r}; choose "
+                         f"{', '.join(UNIQUENESS_MODELS)}")
     classes = released_classes(table, qis, suppressed_rows)
     out = sample_figures(classes.sizes, classes.rows, classes.suppressed, qis, threshold)
     histogram = histogram_of(out)
@@ -379,7 +486,7 @@ def risk_report(table: object, qis: Sequence[str], threshold: float = DEFAULT_TH
         if sampling_fraction is None and out["journalist"]["population_released_rows"]:
             sampling_fraction = min(1.0, classes.released / out["journalist"]["population_released_rows"])
     fraction = 1.0 if sampling_fraction is None else validate_fraction(sampling_fraction)
-    estimated = population_uniqueness(histogram, fraction)
+    estimated = population_uniqueness(histogram, fraction, classes.rows, uniqueness_model)
     if population is not None:  # the population is at hand: its share of uniques is counted, not estimated
         j = out["journalist"]
         estimated = {"sampling_fraction": fraction, "sample_rows": classes.released, "model": "population table",
@@ -450,8 +557,11 @@ def describe(risk: Mapping) -> str:
         lines.append(f"    population {shorten(str(j.get('population', '')), 40)}: {j['population_released_rows']} "
                      f"rows, {j['classes_not_in_population']} released classes not in it")
     u = risk["population_uniqueness"]
+    share = "no estimate (the model found none)" if u["share"] is None else f"{u['share']:.4%}"
     lines.append(f"  population uniqueness ({u['model']}, sampling fraction {u['sampling_fraction']:.4g}): "
-                 f"{u['share']:.4%} of {u.get('population_rows', 0)} rows")
+                 f"{share} of {u.get('population_rows', 0)} rows")
+    if u.get("note"):
+        lines.append(f"    {u['note']}")
     return "\n".join(lines)
 
 
@@ -463,5 +573,6 @@ def summary_line(risk: Mapping) -> str:
     return text
 
 
-__all__ = ["DEFAULT_THRESHOLD", "config_with_max_risk", "k_for_max_risk", "population_uniqueness", "risk_report",
+__all__ = ["DEFAULT_THRESHOLD", "DEFAULT_UNIQUENESS_MODEL", "UNIQUENESS_MODELS", "config_with_max_risk",
+           "k_for_max_risk", "population_uniqueness", "risk_report",
            "sizes_report", "summary_line"]

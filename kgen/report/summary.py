@@ -132,7 +132,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         if f.get("min_distinct_l") is not None:
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
                              f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
-                             f"{f['max_t_ordered']:.4f}", width))
+                             f"{f['max_t_ordered']:.4f}{likeness_words(f)}", width))
     lines += bound_line(r)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
@@ -170,4 +170,12 @@ def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequen
     return "\n".join(lines)
 
 
+def likeness_words(figures: dict) -> str:
+    """The largest beta and delta-disclosure of a sensitive column, when the report has them (older ones do not)."""
+    if figures.get("max_beta") is None:
+        return ""
+    return f"  beta {figures['max_beta']:.3f}  delta {figures['max_delta_disclosure']:.3f}"
+
+
 __all__ = ["WIDTH", "next_steps", "text"]
+

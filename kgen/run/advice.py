@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fitness.evaluator import Evaluation, NodeEvaluator
 from kgen.run.config import Config
 from lattice.box import Box
+from lattice.errors import MAX_NAMES
 from lattice.node import Node
 
 # The largest lattice scanned to find the fewest rows any node must suppress when the privacy models are not
@@ -66,7 +67,8 @@ def breaking_models(evaluator: NodeEvaluator, node: Node) -> str:
         rows = int(partition.sizes[model.violating(partition, evaluator.table)].sum())
         if rows:
             parts.append(f"{model_text(model.describe())}: {rows} row{'s' if rows != 1 else ''}")
-    return ", ".join(parts)
+    more = len(parts) - MAX_NAMES  # one model per sensitive column: a message names at most MAX_NAMES of them
+    return ", ".join(parts[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
 
 
 def no_solution_advice(config: Config, evaluator: NodeEvaluator, least: LeastSuppressed) -> str:

@@ -18,6 +18,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from fitness.objective import OBJECTIVES
 from fitness.parameters import is_real as is_number
 from fitness.parameters import is_whole
 from kgen.io.files import read_json
+from kgen.io.hierarchies import find_in_dir
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
@@ -204,6 +206,39 @@ def hierarchy_specs(report: Mapping, source: str, overrides: Mapping[str, object
     return specs
 
 
+def hierarchy_changes(report: Mapping, source: str, overrides: Mapping[str, object],
+                      hierarchy_dir: str | None = None) -> list[str]:
+    """Each QI whose hierarchy, as this apply would read it, is not the one the report records: a hierarchy
+    file (given with --hierarchy, found in `hierarchy_dir`, or named by an older report) whose SHA-256 differs
+    from the report's record of that QI's file, or hierarchy rows saved in the report whose digest differs from
+    the one its provenance records (the report was changed). Builders are rebuilt on the new data by design
+    and not compared. One line per QI, naming it and the file."""
+    recorded = (report.get("provenance") or {}).get("hierarchies") or {}
+    saved = report.get("hierarchy_specs") or {}
+    changes = []
+    for qi in report["quasi_identifiers"]:
+        record = recorded.get(qi) or {}
+        spec = overrides.get(qi)
+        if spec is None and "rows" in (saved.get(qi) or {}):
+            used = Hierarchy.from_rows(qi, saved[qi]["rows"], f"{source} (hierarchy of {qi!r})")
+            if record.get("sha256") and provenance.hierarchy_digest(used) != record["sha256"]:
+                changes.append(f"the hierarchy of {qi!r} saved in the report is not the one its provenance records "
+                               f"(digest {provenance.hierarchy_digest(used)[:12]}..., recorded "
+                               f"{str(record['sha256'])[:12]}...): the report was changed")
+            continue
+        if spec is None and "builder" not in (saved.get(qi) or {}):
+            named = (report.get("attributes") or {}).get(qi, {}).get("hierarchy")
+            found = find_in_dir(hierarchy_dir, qi) if hierarchy_dir else None
+            spec = str(found) if found else named
+        file_sha = (record.get("file") or {}).get("sha256")
+        if isinstance(spec, (str, os.PathLike)) and Path(spec).is_file() and file_sha:
+            found_sha = provenance.sha256_file(spec)
+            if found_sha != file_sha:
+                changes.append(f"hierarchy file {spec} of {qi!r} has SHA-256 {found_sha[:12]}..., the report records "
+                               f"{str(file_sha)[:12]}... (it changed since the run)")
+    return changes
+
+
 def config_from_report(report: Mapping, source: str, overrides: Mapping[str, object] | None = None,
                        hierarchy_dir: str | None = None, suppression: float | None = None,
                        drop_suppressed: bool = False, strict: bool = False) -> Config:
@@ -245,7 +280,8 @@ def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:
 def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mapping[str, object] | None = None,
           hierarchy_dir: str | None = None, suppression: float | None = None,
           drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
-          source: str | None = None, invocation: Mapping | None = None) -> Applied:
+          source: str | None = None, invocation: Mapping | None = None,
+          allow_changed_hierarchies: bool = False) -> Applied:
     """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
 
     Parameters
@@ -271,6 +307,8 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         How messages name a report given as a mapping (default: its path, or "report").
     invocation
         How the run was started, for the provenance (the command line passes its argv).
+    allow_changed_hierarchies
+        Apply even when a hierarchy is not the one the report records (`hierarchy_changes`; then a warning).
 
     Returns
     -------
@@ -282,21 +320,35 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     Raises
     ------
     InputError
-        A report that `validate_report` refuses, a missing column, or a node beyond the new data's hierarchies.
+        A report that `validate_report` refuses, a missing column, a node beyond the new data's hierarchies, or
+        a hierarchy that is not the one the report records (unless `allow_changed_hierarchies`).
     """
     source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
     validate_report(saved, source, allow_k1)
+    changes = hierarchy_changes(saved, source, overrides or {}, hierarchy_dir)
+    if changes and not allow_changed_hierarchies:
+        raise InputError(f"{changes[0]}; give --allow-changed-hierarchies (allow_changed_hierarchies=True) to "
+                         "apply it anyway", file=source)
     table = as_table(data)
     config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict)
     models = validate_models(saved, list(saved.get("sensitive", [])), source, True)
     prepared = api.prepare(table, config, models, require_feasible=False)
+    applied = apply_node(prepared, saved, source, drop_suppressed, invocation)
+    applied.report["warnings"] += [f"{change}: applied anyway (--allow-changed-hierarchies)" for change in changes]
+    return applied
+
+
+def apply_node(prepared: api.Prepared, saved: Mapping, source: str, drop_suppressed: bool,
+               invocation: Mapping | None) -> Applied:
+    """The saved node evaluated and released on the prepared new data, with its apply report."""
     node = saved_node(saved, prepared, source)
     evaluator = prepared.evaluator
     evaluation = evaluator.evaluate(node)
     suppressed = evaluator.suppressed_rows(node)
     released = api.release(prepared, node, suppressed, drop_suppressed)
     recorded = record(prepared, evaluation, suppressed, invocation=invocation)
-    history = provenance.for_apply(table.source, source, saved, recorded.invocation)
+    history = provenance.for_apply(prepared.table.source, source, saved, recorded.invocation,
+                                   prepared.hierarchy_sources, prepared.hierarchies)
     report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)
     return Applied(released, evaluation, report, suppressed)

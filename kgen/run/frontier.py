@@ -8,7 +8,7 @@ R-U confidentiality map, Duncan et al. 2001). Two ways to the set, by the risk m
   certified search finds exactly (lattice/search/certify.py). Warm-started across k: the infeasible nodes of
   k stay infeasible at k + 1 (their cover cuts are preloaded), and the optimum of k, whose smallest class has
   s rows, is the optimum of every k up to s (it is feasible there and no cheaper node is), so k jumps to s + 1;
-- average prosecutor risk (released classes / released rows, `kgen.report.risk.average_risk`) or journalist
+- average prosecutor risk (released classes / released rows, `average_prosecutor_risk`), or journalist
   risk (with a population table): NSGA-II over the lattice (lattice/search/pareto.py), checked complete by
   evaluating every node on a small box.
 
@@ -32,11 +32,12 @@ from fitness import privacy
 from fitness.device_evaluator import make_evaluator
 from fitness.evaluator import Evaluation
 from fitness.objective import make_objective
+from fitness.privacy.average_risk import average_prosecutor_risk
 from kgen.check.kanonymity import check_k_anonymity
 from kgen.check.rules import rules_from_models
 from kgen.io.table import DEFAULT_MISSING, as_table
 from kgen.report.provenance import file_record
-from kgen.report.risk import DEFAULT_THRESHOLD, average_risk, histogram_of, journalist_figures, record_risks
+from kgen.report.risk import DEFAULT_THRESHOLD, histogram_of, journalist_figures, record_risks
 from kgen.run.config import Config
 from kgen.run.pipeline import release
 from kgen.run.prepare import Prepared, models_for, prepare, search_box
@@ -218,11 +219,11 @@ class Measure:
 
     def of(self, e: Evaluation) -> float:
         """The risk of an evaluated feasible node (the GA's second objective)."""
-        if self.risk == "average":
-            return average_risk(e.classes, self.prepared.table.n - e.suppressed)
         if self.risk == "journalist":
             return self.journalist(e.node, self.prepared.evaluator.suppressed_rows(e.node))["max"]
         sizes = self.prepared.evaluator.released_and_suppressed(e.node)[0]
+        if self.risk == "average":
+            return average_prosecutor_risk(sizes)
         figures = record_risks(sizes, DEFAULT_THRESHOLD)["prosecutor"]
         return figures["max"] if self.risk == "highest" else figures["records_above_threshold"]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -162,7 +163,8 @@ def interval_label(group: list[str]) -> str:
 
 def cut_point_table(table: Table, config: Config) -> CutPointTable:
     """The QIs of a table (values normalized as `kgen.run.pipeline.prepare` does) in k-Optimize's terms."""
-    beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
+    models = privacy.build_models(config.model_values(), config.sensitive)
+    beyond = privacy.beyond_sizes(models)
     if beyond:
         raise InputError(f"k-optimize supports k-anonymity (with a suppression limit) only, not "
                          f"{', '.join(beyond)}: use a lattice algorithm")
@@ -175,21 +177,31 @@ def cut_point_table(table: Table, config: Config) -> CutPointTable:
         columns.append(np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)))
     ranks, weights = np.unique(np.stack(columns, axis=1), axis=0, return_counts=True)
     max_suppressed = math.floor(config.suppression * table.n + 1e-9)
-    oracle = CutPointOracle(ranks, weights, [len(o) for o in orders], config.k, max_suppressed)
+    least = max(m.count_rule.min_rows for m in models)  # type: ignore[union-attr] (size rules: k, a k-map's k')
+    oracle = CutPointOracle(ranks, weights, [len(o) for o in orders], least, max_suppressed)
     return CutPointTable(list(config.qi), orders, oracle)
 
 
-def with_cut_points(table: Table, config: Config) -> Config:
+def with_cut_points(table: Table, config: Config, progress: Callable[[int, object], None] | None = None) -> Config:
     """Run k-Optimize on the table; the configuration with its one-level interval hierarchies and its outcome
-    (for the search "k-optimize", which releases that node). The limits of `config` bound the search; when
-    one stops it, the best set found so far is released and the report says how it stopped."""
+    (for the search "k-optimize", which releases that node). The limits of `config` bound the search (without
+    one, DEFAULT_SECONDS); when one stops it, the best set found so far is released and the report says how it
+    stopped. `progress` is told of each costing as a lattice search's progress is (`kgen.run.pipeline.search`:
+    `begin` with the limits, then `progress(costings, best)`, then `close`), so the bar moves here too."""
     start = time.perf_counter()
     cut_table = cut_point_table(table, config)
+    limit = config.time_limit if config.time_limit is not None or config.max_evaluations else DEFAULT_SECONDS
+    begin, close = getattr(progress, "begin", None), getattr(progress, "close", None)
+    if begin is not None:
+        begin(config.max_evaluations, limit, None)
     try:
-        limit = config.time_limit if config.time_limit is not None or config.max_evaluations else DEFAULT_SECONDS
-        result = KOptimize().run(CutProblem(cut_table.oracle), Limits(config.max_evaluations, limit))
+        result = KOptimize().run(CutProblem(cut_table.oracle), Limits(config.max_evaluations, limit,
+                                                                      on_progress=progress))
     except ValueError as error:
         raise InputError(f"k-optimize: {error}; coarsen the QIs with many distinct values first") from None
+    finally:
+        if close is not None:
+            close()
     best = result.best
     assert best is not None  # the empty set (one interval per QI) is feasible since k <= n
     cuts = frozenset(best.node)

@@ -28,6 +28,7 @@ from fitness import privacy
 from fitness.models import KAnonymity
 from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
+from kgen.check.rules import rules_from_models
 from kgen.check.verify import ReleaseCheckError
 from kgen.report import provenance
 from kgen.report import risk as risking
@@ -157,24 +158,21 @@ def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 <
     # every part built (on its worker: only its row count comes back) before the raw values go
     client.gather([client.submit(getattr, f, "n", workers=[w], pure=False) for f, w in zip(parts, workers)])
     del local, raw
-    models = [_k(config.k)]
+    # every model asked for (a size rule beside k, e.g. estimated k-map, is evaluated too; `validate` refused
+    # the models that need more than class sizes)
+    models = privacy.build_models(config.model_values(), config.sensitive)
     evaluator = PartitionedEvaluator(client, parts, workers, domain, models, config.suppression,
                                      make_objective(config.metric), batch_bytes=batch_bytes, part_rows=max(rows))
     heights = domain.heights
     if not evaluator.feasible(heights):
         top = evaluator.evaluate(heights)
         need = math.ceil(top.suppressed / n * 10_000 - 1e-9) / 10_000
-        raise NoSolutionError(f"no transformation satisfies k = {config.k} with suppression limit "
+        raise NoSolutionError(f"no transformation satisfies k = {evaluator.k} with suppression limit "
                               f"{config.suppression:.2%} ({evaluator.max_suppressed} of {n} rows): the most general "
                               f"node suppresses {top.suppressed} rows; raise --suppression to at least {need:.4f}",
                               file=source.name)
     box = Box(minimum_levels(heights, evaluator.feasible), heights) if config.prune else Box.full(heights)
     return Prepared(source, domain, parts, workers, offsets, rows, evaluator, box, time.perf_counter() - started)
-
-
-def _k(k: int) -> Any:
-
-    return KAnonymity(k)
 
 
 def search(prepared: Prepared, config: Config, progress: Callable[[int, object], None] | None = None) -> SearchResult:
@@ -314,7 +312,9 @@ def _release_and_check(client: Any, prepared: Prepared, config: Config, node: tu
     if output is None:
         return [], None
     written = release(client, prepared, config, node, output)
-    check = check_parts(client, [w.temp for w in written], config.qi, config.k,
+    # the least class size the checker derives on its own from the models (k, or an estimated k-map's k')
+    least, _ = rules_from_models([m.describe() for m in prepared.evaluator.models], dropped=False)
+    check = check_parts(client, [w.temp for w in written], config.qi, least,
                         0.0 if config.drop_suppressed else config.suppression, prepared.source.separator,
                         prepared.evaluator.reducers)
     if not check.passed:

@@ -162,7 +162,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     """
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
-    prepared = prepare(data, config, models, objective)
+    prepared = prepare(data, config, models, objective, progress=progress)
     if warn is not None:
         for message in run_warnings(prepared.table, config):
             warn(message)

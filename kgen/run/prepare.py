@@ -4,6 +4,7 @@ the pre-pruned box (the first step of the one run path)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,7 +128,8 @@ def models_for(config: Config) -> list[PrivacyModel]:
 
 
 def prepare(data: object, config: Config, models: list[PrivacyModel] | None = None,
-            objective: object | None = None, *, require_feasible: bool = True) -> Prepared:
+            objective: object | None = None, *, require_feasible: bool = True,
+            progress: Callable[[int, object], None] | None = None) -> Prepared:
     """Validate, build the hierarchies, encode the table, and pre-prune the lattice (SPEC section 2).
 
     Parameters
@@ -143,6 +145,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     require_feasible
         Refuse a problem in which no node can be feasible (see Raises); False for `kgen apply`, which
         evaluates one given node and reports whether it holds.
+    progress
+        The run's progress callback (`kgen.run.pipeline.search`): a search that runs while preparing
+        (k-Optimize chooses its intervals here) reports to it as the lattice search does later.
 
     Returns
     -------
@@ -164,7 +169,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     table = as_table(data)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
-        config = with_cut_points(table, config)
+        config = with_cut_points(table, config, progress)
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)

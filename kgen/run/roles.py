@@ -11,6 +11,7 @@ import numpy as np
 from kgen.io.table import Table
 from kgen.run.config import Config
 from kgen.runners import parallel
+from lattice.errors import MAX_NAMES
 
 # Words that name direct identifiers (matched against the words of a column name: `patient_id`, `eMail`,
 # `Full Name`), and compounds written as one word (`username`, `customerid`).
@@ -85,8 +86,12 @@ def find_unnamed(table: Table, config: Config) -> list[dict]:
 def run_warnings(table: Table, config: Config) -> list[str]:
     """What the run should warn about before searching (stderr and the report's `warnings`): columns that look
     like identifiers but have no role, and more jobs than usable cores."""
+    unnamed = unnamed_columns(table, config)
     warnings = [f"column {u['column']!r} has no role ({u['reason']}) and is released as it is; name it with "
-                "--identifier (replaced by *), --qi or --sensitive" for u in unnamed_columns(table, config)]
+                "--identifier (replaced by *), --qi or --sensitive" for u in unnamed[:MAX_NAMES]]
+    if len(unnamed) > MAX_NAMES:  # a line per column, at most MAX_NAMES of them: the report lists them all
+        warnings.append(f"and {len(unnamed) - MAX_NAMES} more columns have no role and look like identifiers; "
+                        "the report's unnamed_columns lists them all")
     if parallel.wants_parallel(config.jobs, config.backend) and not (config.backend == "dask" and config.scheduler):
         note = parallel.capped_jobs(config.jobs)[1]  # a remote cluster's cores are not ours to count
         if note is not None:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgen.io.csvio import detect_separator
+from kgen.io.table import check_text_columns
 from lattice.errors import InputError, clip
 
 PARQUET = (".parquet", ".pq")
@@ -99,10 +100,12 @@ def read_header(path: str, separator: str = ",") -> tuple[str, ...]:
         import pyarrow.parquet as pq
 
         try:
-            return tuple(str(c) for c in pq.read_schema(path).names)
+            schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as error:
             raise InputError(f"is not a readable Parquet file ({clip(str(error), 80, quote=False)})",
                              file=path) from None
+        check_text_columns(schema, path)  # before the search, not when a worker writes its part
+        return tuple(str(c) for c in schema.names)
     with open(path, encoding="utf-8-sig", newline="") as handle:
         first = handle.readline().rstrip("\r\n")
     return tuple(c.strip('"') for c in first.split(separator))

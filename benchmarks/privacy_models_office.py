@@ -1,0 +1,126 @@
+"""Issue 27: every model of fitness/privacy/ on Adult (the README's 8 QIs, salary-class sensitive) with every
+exact search and the GA: optimum LOG, classes, suppressed rows and CPU seconds, each release re-checked by the
+model's independent rule (kgen/check/rules/) on the released table's own strings.
+
+    python -m benchmarks.privacy_models_office [--output results/privacy-models.md]
+
+CPU seconds (process time) of the search alone, from a cold evaluator cache; the machine is shared, so wall
+time would say little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import ADULT_QIS, DATA, machine, markdown
+from fitness.models import KAnonymity
+from fitness.privacy.average_risk import AverageRisk
+from fitness.privacy.disclosure import DeltaDisclosure
+from fitness.privacy.hierarchical_t import HierarchicalTCloseness
+from fitness.privacy.kmap import KMap
+from fitness.privacy.likeness import BetaLikeness
+from kgen.check.kanonymity import group_codes, suppressed_mask
+from kgen.check.rules import average_risk, disclosure, hierarchical_t, kmap, likeness
+from kgen.io.table import read_csv
+from kgen.run.config import Config
+from kgen.run.pipeline import finish
+from kgen.run.prepare import prepare
+from lattice.hierarchy import Hierarchy
+from lattice.search.base import Limits
+from lattice.search.bestfirst import BestFirst
+from lattice.search.certify import Certify
+from lattice.search.exhaustive import Exhaustive
+from lattice.search.incognito import Incognito
+from lattice.search.kgen_ga import KGen
+from lattice.search.ola import OLA
+
+SENSITIVE = "salary-class"
+SUPPRESSION = 0.01
+
+
+def salary_hierarchy() -> Hierarchy:
+    with open(DATA / "adult" / "adult_hierarchy_salary-class.csv", newline="") as handle:
+        return Hierarchy.from_rows(SENSITIVE, list(csv.reader(handle, delimiter=";")))
+
+
+def cases() -> list[tuple[str, list, Callable]]:
+    """(label, models, check(classes, released_sizes, release) -> bool) of each model's run."""
+    tree = salary_hierarchy()
+
+    def per_class(bad: Callable) -> Callable:
+        return lambda classes, kept, table: not bad(classes, table.column(SENSITIVE))[np.unique(classes[kept])].any()
+
+    return [
+        ("--max-average-risk 0.05", [KAnonymity(1), AverageRisk(0.05)],
+         lambda classes, kept, table: not average_risk.breaks(np.bincount(classes[kept])[np.unique(classes[kept])],
+                                                              0.05)),
+        ("--k-map 10 --sampling-fraction 0.1 (poisson: k' = 6)", [KAnonymity(1), KMap(10, 0.1)],
+         lambda classes, kept, table: bool((np.bincount(classes[kept])[np.unique(classes[kept])]
+                                            >= kmap.derived_k(10, 0.1, "poisson", 0.01)).all())),
+        ("--beta-likeness 0.5 (basic)", [KAnonymity(1), BetaLikeness(SENSITIVE, 0.5)],
+         per_class(lambda c, v: likeness.breaking(c, v, 0.5, "basic"))),
+        ("--beta-likeness 0.5 --beta-variant enhanced", [KAnonymity(1), BetaLikeness(SENSITIVE, 0.5, "enhanced")],
+         per_class(lambda c, v: likeness.breaking(c, v, 0.5, "enhanced"))),
+        ("--delta-disclosure 1.0", [KAnonymity(1), DeltaDisclosure(SENSITIVE, 1.0)],
+         per_class(lambda c, v: disclosure.breaking(c, v, 1.0))),
+        ("hierarchical t-closeness, t = 0.1 (model only: no option yet)",
+         [KAnonymity(1), HierarchicalTCloseness(SENSITIVE, 0.1, tree)],
+         per_class(lambda c, v: hierarchical_t.breaking(c, v, tree.paths, 0.1))),
+    ]
+
+
+def searches(monotone: bool) -> list[tuple[str, object, Limits]]:
+    exact = [("exhaustive", Exhaustive()), ("bestfirst", BestFirst()), ("ola", OLA()), ("incognito", Incognito())]
+    if monotone:
+        exact.append(("certify", Certify()))
+    return [(n, s, Limits()) for n, s in exact] + [("kgen (GA, seed 0)", KGen(), Limits(seed=0))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--output", type=Path, help="also write the table (Markdown) here")
+    args = parser.parse_args(argv)
+    table = read_csv(DATA / "adult" / "adult.csv")
+    rows = []
+    for label, models, check in cases():
+        config = Config(qi=list(ADULT_QIS), k=1, suppression=SUPPRESSION, sensitive=[SENSITIVE],
+                        hierarchy_dir=str(DATA / "adult"))
+        prepared = prepare(table, config, models)
+        monotone = prepared.evaluator.monotone_feasibility
+        for name, search, limits in searches(monotone):
+            prepared.evaluator.clear_cache()
+            start = time.process_time()
+            result = search.run(prepared.problem(), limits)  # type: ignore[attr-defined]
+            seconds = time.process_time() - start
+            stopped = getattr(result.stopped, "value", result.stopped)
+            if result.best is None:
+                rows.append((label, name, "none", "", "", "", result.evaluations, f"{seconds:.1f}", stopped, ""))
+                continue
+            done = finish(prepared, result)
+            released = done.release
+            classes = group_codes(released, list(ADULT_QIS))
+            kept = ~suppressed_mask(released, list(ADULT_QIS))
+            best = result.best
+            rows.append((label, name, str(tuple(best.node)).replace(" ", ""), f"{best.log:.4f}", best.classes,
+                         best.suppressed, result.evaluations, f"{seconds:.1f}", stopped,
+                         "PASS" if check(classes, kept, released) else "FAIL"))
+            print(rows[-1], flush=True)
+    headers = ("model (k = 1, suppression 1 %)", "search", "node", "LOG", "classes", "suppressed", "evaluations",
+               "CPU s", "stopped", "rule check")
+    text = (f"Adult ({table.n} rows), QIs {', '.join(ADULT_QIS)}; sensitive {SENSITIVE}; suppression limit "
+            f"{SUPPRESSION:.0%}. {machine()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; the machine was "
+            "shared with other sessions (CPU seconds, not wall time).\n\n" + markdown(headers, rows) + "\n")
+    print(text)
+    if args.output:
+        args.output.write_text("# Issue 27's privacy models on Adult\n\n" + text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
