@@ -196,16 +196,16 @@ def run_command(argv: Sequence[str] | None) -> int:
     except MemoryError:  # numpy's _ArrayMemoryError and pyarrow's ArrowMemoryError included
         print(out_of_memory_message(), file=sys.stderr)
         return ExitCode.OUT_OF_MEMORY
+    except BrokenProcessPool:  # loky's TerminatedWorkerError (a RuntimeError, so caught before the next clause)
+        stop_local_workers()
+        print(out_of_memory_message().replace("out of memory on", "a parallel worker was killed (out of memory?) "
+                                              "on", 1), file=sys.stderr)
+        return ExitCode.OUT_OF_MEMORY
     except (RuntimeError, ImportError, OSError) as error:  # out of memory in another form; anything else is a bug
         if not ran_out_of_memory(error):
             raise
         stop_local_workers()
         print(out_of_memory_message(), file=sys.stderr)
-        return ExitCode.OUT_OF_MEMORY
-    except BrokenProcessPool:  # loky's TerminatedWorkerError: the system killed a worker, nearly always for memory
-        stop_local_workers()
-        print(out_of_memory_message().replace("out of memory on", "a parallel worker was killed (out of memory?) "
-                                              "on", 1), file=sys.stderr)
         return ExitCode.OUT_OF_MEMORY
     finally:
         WORKING_ON.clear()
