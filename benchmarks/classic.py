@@ -126,7 +126,7 @@ def part2(quick: bool, time_limit: float) -> list[list[object]]:
     for qis in ADULT_CUT_QIS[:1] if quick else ADULT_CUT_QIS:
         for k in ks:
             base = dict(qi=list(qis), k=k, suppression=dataset.suppression, hierarchy_dir=dataset.hierarchy_dir,
-                        metric="dm", time_limit=time_limit)
+                        metric="dm", time_limit=time_limit, keep_unnamed=True)
             for label, config in (("full-domain optimum (OLA, DM)", Config(**base, algorithm="ola")),
                                   ("k-optimize (cut points)", Config(**base, algorithm="k-optimize"))):
                 wall, cpu = time.perf_counter(), time.process_time()

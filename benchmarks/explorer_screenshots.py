@@ -47,7 +47,8 @@ def main() -> None:
     IMAGES.mkdir(parents=True, exist_ok=True)
     adult = frontier(read_csv(DATA / "adult" / "adult.csv"),
                      Config(qi=["sex", "age", "race", "marital-status"], suppression=0.01,
-                            hierarchy_dir=str(DATA / "adult")), "highest", 2, 50, input_path="adult.csv")
+                            hierarchy_dir=str(DATA / "adult"),
+                                keep_unnamed=True), "highest", 2, 50, input_path="adult.csv")
     shoot(adult, IMAGES / "frontier_adult.png", 2)
     sys.path.insert(0, str(REPO))
     from experiments.common import load_cargo  # the 3,942 records (the file's last line is all commas)

@@ -45,7 +45,8 @@ SEED = 1
 def cargo(q: int = 97) -> Prepared:
     """Cargo 2000, the first q columns after `nr` as QIs, decimal hierarchies, '?' missing, k = 2, t = 0.005."""
     table = read_csv(DATA / "cargo2000" / "c2k_data_comma.csv")
-    return prepare(table, Config(qi=table.columns[1 : 1 + q], identifiers=("nr",), k=2, suppression=0.005))
+    return prepare(table, Config(qi=table.columns[1 : 1 + q], identifiers=("nr",), k=2, suppression=0.005,
+                                 keep_unnamed=True))
 
 
 def synthetic_table(rows: int) -> Prepared:

@@ -112,7 +112,7 @@ def anonymize_once(run: int, header: list[str], body: list[list[str]], folder: P
         writer.writerow(header)
         writer.writerows(body[i] for i in subset)
     qi = ",".join(header[1 : 1 + s["q"]])
-    argv = ["anonymize", str(source), "--qi", qi, "--identifier", "nr", "--k", str(s["k"]),
+    argv = ["anonymize", str(source), "--qi", qi, "--identifier", "nr", "--keep-unnamed", "--k", str(s["k"]),
             "--suppression", str(s["t"]), "--algorithm", s["algorithm"], "--kernel", s["kernel"],
             "--seed", str(s["seed"]), "--output", str(output), "--quiet"]
     if s["budget"] is not None:

@@ -78,7 +78,7 @@ class Dataset:
         qi = list(self.candidates[:q])
         return Config(qi=qi, k=self.k, suppression=self.suppression, identifiers=self.identifiers,
                       hierarchies={c: self.hierarchies[c] for c in qi if c in self.hierarchies},
-                      hierarchy_dir=self.hierarchy_dir)
+                      hierarchy_dir=self.hierarchy_dir, keep_unnamed=True)  # the other candidates: as they are
 
 
 def without_empty_records(table: Table) -> Table:

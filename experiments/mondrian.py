@@ -282,7 +282,7 @@ def kgen_comparison(ks: Sequence[int]) -> list[dict]:
     out = []
     for k in ks:
         config = Config(qi=qis, k=k, suppression=0.0, sensitive=["salary-class"], l=2, hierarchies=hierarchies,
-                        algorithm="ola")
+                        algorithm="ola", keep_unnamed=True)
         started = time.perf_counter()
         result = anonymize(str(source), config)
         frame = pd.DataFrame({c: list(result.release.values[c]) for c in result.release.columns})
@@ -290,7 +290,8 @@ def kgen_comparison(ks: Sequence[int]) -> list[dict]:
                **loss(frame, qis, trees, {}), "seconds": time.perf_counter() - started}
         out.append(row)
         for label, strategies in (("Mondrian, hierarchies for all three", {q: "hierarchy" for q in qis}),):
-            spec = build_spec(Source(source), qis, k, 2, "salary-class", strategies, hierarchies)
+            spec = build_spec(Source(source), qis, k, 2, "salary-class", strategies, hierarchies,
+                              keep_unnamed=True)
             started = time.perf_counter()
             mondrian, _ = anonymize_file(source, spec, None)
             out.append({"k": k, "algorithm": label, **loss(mondrian.release, qis, trees, {}),

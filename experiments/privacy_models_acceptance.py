@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
              header, "|" + "---|" * (header.count("|") - 1)]
     for suppression in (0.0, 0.01):
         config = Config(qi=QIS, k=5, suppression=suppression, sensitive=["salary-class"], l=2, l_variant="distinct",
-                        hierarchy_dir=str(args.data))
+                        hierarchy_dir=str(args.data), keep_unnamed=True)
         prepared = prepare(table, config)
         optimum = None
         for label, search, budget, seed in searches(args.seeds, args.max_evaluations):

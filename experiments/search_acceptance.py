@@ -42,11 +42,11 @@ ABLATION = {
 
 def cargo_problem(table: Table, q: int) -> Prepared:
     qis = [c for c in table.columns if c != "nr"][:q]
-    return prepare(table, Config(qi=qis, identifiers=["nr"], k=2, suppression=0.005))
+    return prepare(table, Config(qi=qis, identifiers=["nr"], k=2, suppression=0.005, keep_unnamed=True))
 
 
 def adult_problem(table: Table, k: int, t: float) -> Prepared:
-    return prepare(table, Config(qi=ADULT_QIS, k=k, suppression=t, hierarchy_dir=str(ADULT)))
+    return prepare(table, Config(qi=ADULT_QIS, k=k, suppression=t, hierarchy_dir=str(ADULT), keep_unnamed=True))
 
 
 def run(prepared: Prepared, algorithm: str, options: dict | None = None, **limits) -> tuple[SearchResult, float]:

@@ -2,7 +2,9 @@
 and exact baselines. The public API is `anonymize` (the same run as `kgen anonymize`), `frontier` (`kgen
 frontier`: the risk-utility frontier), `prepare`, `Config` and `check_k_anonymity`; `write_release` writes a
 result's release and report as the command line does (checked on the written file), `to_pandas` gives a
-table as a DataFrame, and `kgen.run.apply.apply` applies a saved report's node to new data. Ctrl-C during a
+table as a DataFrame, and `kgen.run.apply.apply` applies a saved report's node to new data. Every column needs
+a role (`Config.keep` for columns released as they are); a kept column that looks like an identifier raises
+`IdentifierWarning` (a `KgenWarning`). Ctrl-C during a
 search raises `Interrupted` (a KeyboardInterrupt) with the best node found so far."""
 
 from kgen.check.kanonymity import check_k_anonymity
@@ -12,10 +14,12 @@ from kgen.run.config import Config
 from kgen.run.frontier import frontier
 from kgen.run.pipeline import Interrupted, Prepared, Result, anonymize, prepare
 from kgen.runners.parallel import ClusterError
+from kgen.status import IdentifierWarning, KgenWarning
 from lattice.errors import InputError, NoSolutionError
 
 __all__ = [
-    "ClusterError", "Config", "InputError", "Interrupted", "NoSolutionError", "Prepared", "Result", "Table",
+    "ClusterError", "Config", "IdentifierWarning", "InputError", "Interrupted", "KgenWarning",
+    "NoSolutionError", "Prepared", "Result", "Table",
     "anonymize", "check_k_anonymity", "from_dataframe", "from_mapping", "frontier", "prepare", "read_csv",
     "to_pandas", "write_release",
 ]

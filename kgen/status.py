@@ -65,5 +65,17 @@ class OutputBusyError(InputError):
     exit_code = ExitCode.OUTPUT_BUSY
 
 
-__all__ = ["ArgumentError", "ChecksumError", "ClusterError", "ExitCode", "InputError", "NoSolutionError",
-           "OutOfMemoryError", "OutputBusyError", "ReleaseCheckError"]
+class KgenWarning(UserWarning):
+    """What kgen warns about in Python (`warnings.warn`), printed on stderr by the command line; `--strict`
+    (Config.strict) makes such a warning an error. Filter them as one family: `warnings.simplefilter("error",
+    kgen.KgenWarning)`."""
+
+
+class IdentifierWarning(KgenWarning):
+    """A column released as it is (`--keep`, `--keep-unnamed`) looks like a direct identifier: named like one
+    (id, name, email, ...) or unique on nearly every row. Kept on purpose it is released in clear, so the run
+    says so where a notebook shows it."""
+
+
+__all__ = ["ArgumentError", "ChecksumError", "ClusterError", "ExitCode", "IdentifierWarning", "InputError",
+           "KgenWarning", "NoSolutionError", "OutOfMemoryError", "OutputBusyError", "ReleaseCheckError"]

@@ -40,7 +40,8 @@ def lower_neighbours(node: tuple[int, ...], lower: tuple[int, ...]) -> list[tupl
 @pytest.mark.slow
 @pytest.mark.parametrize(("k", "expected"), [(2, 0.625), (5, 0.6875)])
 def test_exhaustive_finds_the_adult_optimum(adult: Table, adult_dir: Path, k: int, expected: float) -> None:
-    config = Config(qi=ADULT_QIS, k=k, suppression=0.0, hierarchy_dir=str(adult_dir), algorithm="exhaustive")
+    config = Config(qi=ADULT_QIS, k=k, suppression=0.0, hierarchy_dir=str(adult_dir), algorithm="exhaustive",
+                    keep_unnamed=True)
     result = anonymize(adult, config)
     assert result.search.stopped == "complete"
     assert result.report["log"] == expected == result.evaluation.loss
@@ -53,7 +54,7 @@ def test_exhaustive_finds_the_adult_optimum(adult: Table, adult_dir: Path, k: in
     verdict = check_k_anonymity(result.release, ADULT_QIS, k)
     assert verdict.passed and verdict.suppressed_rows == 0 and verdict.smallest_class >= k
     # ... and lowering any one attribute breaks k-anonymity (checked with the other, bitset, kernel).
-    bitset = prepare(adult, Config(qi=ADULT_QIS, k=k, hierarchy_dir=str(adult_dir), kernel="bitset"))
+    bitset = prepare(adult, Config(qi=ADULT_QIS, k=k, hierarchy_dir=str(adult_dir), kernel="bitset", keep_unnamed=True))
     for node in lower_neighbours(result.evaluation.node, (0,) * len(heights)):
         assert not bitset.evaluator.feasible(node), node
 
@@ -61,8 +62,8 @@ def test_exhaustive_finds_the_adult_optimum(adult: Table, adult_dir: Path, k: in
 @pytest.mark.slow
 def test_pruning_does_not_change_the_adult_optimum(adult: Table, adult_dir: Path) -> None:
     common = dict(qi=ADULT_QIS, k=5, hierarchy_dir=str(adult_dir), algorithm="exhaustive")
-    pruned = anonymize(adult, Config(**common))
-    full = anonymize(adult, Config(**common, prune=False))
+    pruned = anonymize(adult, Config(**common, keep_unnamed=True))
+    full = anonymize(adult, Config(**common, prune=False, keep_unnamed=True))
     assert full.report["box"]["size"] == 2 * 5 * 2 * 3 * 4 * 3 * 3 * 3 > pruned.report["box"]["size"]
     assert full.evaluation.node == pruned.evaluation.node
     assert full.report["log"] == pruned.report["log"] == 0.6875
@@ -73,7 +74,7 @@ def test_mapping_dataframe_and_csv_give_the_same_release(adult: Table, adult_dir
     pd = pytest.importorskip("pandas")
     data = adult_subset(adult, 1500)
     config = Config(qi=ADULT_QIS[:5], k=3, suppression=0.01, identifiers=["id"], sensitive=["salary-class"],
-                    hierarchy_dir=str(adult_dir))
+                    hierarchy_dir=str(adult_dir), keep_unnamed=True)
     from_map = anonymize(data, config)
     from_frame = anonymize(pd.DataFrame(data), config)
     path = tmp_path / "subset.csv"
@@ -91,7 +92,7 @@ def test_dataframe_with_numbers_and_nan() -> None:
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"age": [23, 27, 35, 36, None, 38], "sex": ["M", "M", "F", "F", "F", None],
                           "income": [1.5, 2.5, 3.5, 4.5, 5.5, 6.5]})
-    result = anonymize(frame, Config(qi=["age", "sex"], k=2, suppression=0.0))
+    result = anonymize(frame, Config(qi=["age", "sex"], k=2, suppression=0.0, keep_unnamed=True))
     assert check_k_anonymity(result.release, ["age", "sex"], 2).passed
     assert result.release.values["income"] == ["1.5", "2.5", "3.5", "4.5", "5.5", "6.5"]
 
@@ -100,7 +101,7 @@ def test_released_table_keeps_columns_and_order_stars_identifiers_and_suppressed
                                                                                    adult_dir: Path) -> None:
     data = adult_subset(adult, 2000)
     config = Config(qi=ADULT_QIS, k=10, suppression=0.02, identifiers=["id"], sensitive=["salary-class"],
-                    hierarchy_dir=str(adult_dir), algorithm="exhaustive")
+                    hierarchy_dir=str(adult_dir), algorithm="exhaustive", keep_unnamed=True)
     result = anonymize(data, config)
     released, report = result.release, result.report
     assert report["suppressed"] > 0, "pick a case with suppression"
@@ -125,8 +126,8 @@ def test_drop_suppressed_leaves_out_exactly_the_suppressed_rows(adult: Table, ad
     data = adult_subset(adult, 2000)
     common = dict(qi=ADULT_QIS, k=10, suppression=0.02, identifiers=["id"], hierarchy_dir=str(adult_dir),
                   algorithm="exhaustive")
-    kept = anonymize(data, Config(**common))
-    dropped = anonymize(data, Config(**common, drop_suppressed=True))
+    kept = anonymize(data, Config(**common, keep_unnamed=True))
+    dropped = anonymize(data, Config(**common, drop_suppressed=True, keep_unnamed=True))
     suppressed = set(kept.report["suppressed_rows"])
     assert suppressed and dropped.release.n == 2000 - len(suppressed)
     for column in data:
@@ -142,7 +143,8 @@ def test_report_has_every_issue_2_field_consistent_with_the_released_file(adult:
     data = adult_subset(adult, 3000)
     source.write_text(";".join(data) + "\n" + "\n".join(";".join(r) for r in zip(*data.values())) + "\n")
     output, report_path = tmp_path / "out.csv", tmp_path / "out.json"
-    code = main(["anonymize", str(source), "--qi", ",".join(ADULT_QIS), "--identifier", "id", "--sensitive",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(source), "--qi", ",".join(ADULT_QIS), "--identifier", "id", "--sensitive",
                  "salary-class", "--k", "5", "--suppression", "0.01", "--hierarchy-dir", str(adult_dir),
                  "--output", str(output), "--report", str(report_path), "--quiet"])
     assert code == 0
@@ -180,7 +182,7 @@ def test_input_file_is_never_overwritten_and_outputs_are_complete(adult_dir: Pat
     source = tmp_path / "in.csv"
     source.write_text("sex,age\nMale,30\nMale,31\nFemale,40\nFemale,41\n")
     before = source.read_bytes()
-    assert main(["anonymize", str(source), "--qi", "sex,age", "--k", "2", "--quiet"]) == 0
+    assert main(["anonymize", "--keep-unnamed", str(source), "--qi", "sex,age", "--k", "2", "--quiet"]) == 0
     assert source.read_bytes() == before
     output = tmp_path / "in_anonymized.csv"
     assert read_csv(output).n == 4 and json.loads(output.with_suffix(".json").read_text())["k"] == 2
@@ -196,9 +198,9 @@ def test_missing_tokens_are_configurable() -> None:
     data = {"age": ["21", "-", "25", "-", "NA", "NA"], "note": ["a", "b", "c", "d", "e", "f"]}
     # With "-" as the only token, "NA" is text in a numeric column: an error naming it.
     with pytest.raises(InputError) as error:
-        prepare(data, Config(qi=["age"], k=2, missing=("-",)))
+        prepare(data, Config(qi=["age"], k=2, missing=("-",), keep_unnamed=True))
     assert error.value.value == "NA"
-    both = anonymize(data, Config(qi=["age"], k=2, missing=("-", "NA"), algorithm="exhaustive"))
+    both = anonymize(data, Config(qi=["age"], k=2, missing=("-", "NA"), algorithm="exhaustive", keep_unnamed=True))
     assert both.release.values["age"] == ["[20, 29]", "-", "[20, 29]", "-", "-", "-"]
     assert both.report["attributes"]["age"]["distinct_before"] == 3  # 21, 25 and missing
 
@@ -206,6 +208,6 @@ def test_missing_tokens_are_configurable() -> None:
 def test_released_row_values_are_those_of_the_same_input_row() -> None:
     data = {"id": [str(i) for i in range(8)], "age": ["11", "12", "33", "34", "35", "56", "57", "58"],
             "keep": list("abcdefgh")}
-    result = anonymize(data, Config(qi=["age"], k=2, identifiers=["id"], algorithm="exhaustive"))
+    result = anonymize(data, Config(qi=["age"], k=2, identifiers=["id"], algorithm="exhaustive", keep_unnamed=True))
     assert result.release.values["keep"] == list("abcdefgh")
     assert result.release.values["age"] == ["[10, 19]"] * 2 + ["[30, 39]"] * 3 + ["[50, 59]"] * 3

@@ -41,7 +41,9 @@ def found(adult_parts: tuple[Path, Path], adult_dir: Path, tmp_path_factory: pyt
     for name in ("sex", "age", "race", "marital-status"):
         shutil.copy(adult_dir / f"adult_hierarchy_{name}.csv", hierarchies)
     output = folder / "old_anonymized.csv"
-    assert main(["anonymize", str(adult_parts[0]), "--qi", QIS, "--k", "5", "--sensitive", "salary-class", "--l", "2",
+    assert main(["anonymize",
+                 "--keep-unnamed",
+                 str(adult_parts[0]), "--qi", QIS, "--k", "5", "--sensitive", "salary-class", "--l", "2",
                  "--suppression", "0.02", "--hierarchy-dir", str(hierarchies), "--output", str(output),
                  "--quiet"]) == 0
     shutil.rmtree(hierarchies)
@@ -51,7 +53,9 @@ def found(adult_parts: tuple[Path, Path], adult_dir: Path, tmp_path_factory: pyt
 def test_apply_to_the_same_data_reproduces_the_release(adult_parts: tuple[Path, Path], found: Path,
                                                        tmp_path: Path) -> None:
     output = tmp_path / "again.csv"
-    assert main(["apply", str(adult_parts[0]), "--report", str(found), "--output", str(output), "--quiet"]) == 0
+    assert main(["apply",
+                 "--keep-unnamed",
+                 str(adult_parts[0]), "--report", str(found), "--output", str(output), "--quiet"]) == 0
     assert output.read_text() == found.with_suffix(".csv").read_text()
     applied = json.loads(output.with_suffix(".json").read_text())
     saved = json.loads(found.read_text())
@@ -65,7 +69,8 @@ def test_apply_to_new_data_suppresses_what_the_model_requires(adult_parts: tuple
     """The new part's output (with a limit that lets every breaking class be suppressed): every released class
     meets k = 5 and distinct 2-diversity, and the report says what was suppressed."""
     output = tmp_path / "new_anonymized.csv"
-    code = main(["apply", str(adult_parts[1]), "--report", str(found), "--output", str(output), "--quiet",
+    code = main(["apply",
+                 "--keep-unnamed", str(adult_parts[1]), "--report", str(found), "--output", str(output), "--quiet",
                  "--suppression", "1"])
     report = json.loads(output.with_suffix(".json").read_text())
     assert code == 0 and report["holds"] and report["verified"]["passed"]
@@ -81,7 +86,9 @@ def test_apply_to_new_data_suppresses_what_the_model_requires(adult_parts: tuple
 def test_apply_exits_3_and_writes_nothing_when_the_limit_cannot_hold(
         adult_parts: tuple[Path, Path], found: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     output = tmp_path / "strict.csv"
-    code = main(["apply", str(adult_parts[1]), "--report", str(found), "--output", str(output), "--suppression", "0",
+    code = main(["apply",
+                 "--keep-unnamed",
+                 str(adult_parts[1]), "--report", str(found), "--output", str(output), "--suppression", "0",
                  "--quiet"])
     err = capsys.readouterr().err
     assert code == 3 and "does not hold within the suppression limit" in err and "nothing was written" in err
@@ -93,7 +100,8 @@ def test_builder_hierarchies_are_rebuilt_on_the_new_values(tmp_path: Path) -> No
     changes the height and is an input error naming the column."""
     old = write_rows(tmp_path / "old.csv", "age,s", [f"{20 + i % 40},{'ab'[i % 2]}" for i in range(60)])
     output = tmp_path / "old_out.csv"
-    assert main(["anonymize", str(old), "--qi", "age", "--k", "3", "--output", str(output), "--quiet"]) == 0
+    assert main(["anonymize",
+                 "--keep-unnamed", str(old), "--qi", "age", "--k", "3", "--output", str(output), "--quiet"]) == 0
     report = output.with_suffix(".json")
     assert json.loads(report.read_text())["hierarchy_specs"] == {"age": {"builder": "decimal"}}
     new = write_rows(tmp_path / "new.csv", "age,s", [f"{61 + i % 29},x" for i in range(30)])
@@ -132,7 +140,7 @@ def test_bad_reports_and_inputs_are_one_line_errors(adult_parts: tuple[Path, Pat
     ]
     for data, report, output in cases:
         capsys.readouterr()
-        assert main(["apply", data, "--report", report, "--output", output, "--quiet"]) == 2
+        assert main(["apply", "--keep-unnamed", data, "--report", report, "--output", output, "--quiet"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("kgen: error: ") and err.count("\n") == 1, err
     with pytest.raises(InputError, match="lacks"):
@@ -150,7 +158,8 @@ def small(tmp_path: Path) -> tuple[Path, dict]:
     source = tmp_path / "small.csv"
     source.write_text(SMALL)
     output = tmp_path / "small_anonymized.csv"
-    assert main(["anonymize", str(source), "--qi", "sex,age", "--identifier", "name", "--sensitive", "disease",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(source), "--qi", "sex,age", "--identifier", "name", "--sensitive", "disease",
                  "--k", "2", "--algorithm", "exhaustive", "--output", str(output), "--quiet"]) == 0
     return source, json.loads(output.with_suffix(".json").read_text())
 
@@ -209,7 +218,8 @@ def test_a_tampered_report_is_refused_with_one_line_naming_the_key(small, tmp_pa
     path.write_text(json.dumps(tamper(report, change)))
     out = tmp_path / "out"
     out.mkdir()
-    code = main(["apply", str(source), "--report", str(path), "--output", str(out / "new.csv"), "--quiet"])
+    code = main(["apply",
+                 "--keep-unnamed", str(source), "--report", str(path), "--output", str(out / "new.csv"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(f"kgen: error: {path}") and TAMPERED[change] in err and len(err.strip().splitlines()) == 1
@@ -225,9 +235,12 @@ def test_allow_k1_applies_a_k1_report(small, tmp_path: Path, capsys) -> None:
     path = tmp_path / "k1.json"
     path.write_text(json.dumps(r))
     output = tmp_path / "released.csv"
-    assert main(["apply", str(source), "--report", str(path), "--output", str(output), "--quiet"]) == 2
+    assert main(["apply",
+                 "--keep-unnamed", str(source), "--report", str(path), "--output", str(output), "--quiet"]) == 2
     assert not output.exists()
-    assert main(["apply", str(source), "--report", str(path), "--output", str(output), "--quiet", "--allow-k1"]) == 0
+    assert main(["apply",
+                 "--keep-unnamed",
+                 str(source), "--report", str(path), "--output", str(output), "--quiet", "--allow-k1"]) == 0
     assert read_csv(output).values["age"] == ["30", "31", "40", "41", "47", "35"]
 
 
@@ -237,7 +250,8 @@ def test_a_level_above_the_new_datas_height_is_refused(small, tmp_path: Path, ca
     r["node"]["sex"] = 2  # sex's flat hierarchy has height 1
     path = tmp_path / "high.json"
     path.write_text(json.dumps(r))
-    assert main(["apply", str(source), "--report", str(path), "--output", str(tmp_path / "o.csv")]) == 2
+    assert main(["apply",
+                 "--keep-unnamed", str(source), "--report", str(path), "--output", str(tmp_path / "o.csv")]) == 2
     assert "key 'node.sex' is level 2, above the top (1)" in capsys.readouterr().err
 
 
@@ -249,7 +263,9 @@ def test_exit_3_on_small_data_writes_nothing(small, tmp_path: Path, capsys) -> N
     path.write_text(json.dumps(r))
     out = tmp_path / "out"
     out.mkdir()
-    code = main(["apply", str(source), "--report", str(path), "--output", str(out / "new.csv"), "--suppression", "0"])
+    code = main(["apply",
+                 "--keep-unnamed",
+                 str(source), "--report", str(path), "--output", str(out / "new.csv"), "--suppression", "0"])
     assert code == 3 and "nothing was written" in capsys.readouterr().err
     assert list(out.iterdir()) == []
 
@@ -263,7 +279,9 @@ def test_apply_warns_about_new_unnamed_identifier_columns(small, tmp_path: Path,
     newer.write_text("\n".join([lines[0] + ",email"] + [f"{line},p{i}@x.org" for i, line in enumerate(lines[1:])])
                      + "\n")
     output = tmp_path / "o.csv"
-    assert main(["apply", str(newer), "--report", str(path), "--output", str(output), "--quiet"]) == 0
-    assert "kgen: warning: column 'email' has no role" in capsys.readouterr().err
+    assert main(["apply", "--keep-unnamed", str(newer), "--report", str(path), "--output", str(output), "--quiet"]) == 0
+    assert "kgen: warning: column 'email' is kept" in capsys.readouterr().err
     assert [u["column"] for u in json.loads(output.with_suffix(".json").read_text())["unnamed_columns"]] == ["email"]
-    assert main(["apply", str(newer), "--report", str(path), "--output", str(tmp_path / "p.csv"), "--strict"]) == 2
+    assert main(["apply",
+                 "--keep-unnamed",
+                 str(newer), "--report", str(path), "--output", str(tmp_path / "p.csv"), "--strict"]) == 2

@@ -41,7 +41,8 @@ def qis_without(sensitive: str | None) -> list[str]:
 
 def optimum(adult_dir: Path, sensitive: str | None, suppression: float, metric: str, models: list):
     config = Config(qi=qis_without(sensitive), k=1, suppression=suppression, metric=metric,
-                    sensitive=[sensitive] if sensitive else [], hierarchy_dir=str(adult_dir))
+                    sensitive=[sensitive] if sensitive else [], hierarchy_dir=str(adult_dir),
+                    keep_unnamed=True, allow_k1=True)
     prepared = prepare(read_csv(adult_dir / "adult.csv"), config, models)
     result = BestFirst().run(prepared.problem(), Limits())
     assert result.stopped == "complete"

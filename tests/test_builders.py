@@ -260,7 +260,7 @@ def test_value_missing_from_the_hierarchy_names_file_value_and_level(tmp_path: P
     hierarchy = write(tmp_path / "h.csv", "a;*\nb;*\n")
     data = {"c": ["a", "b", "zzz", "a"]}
     with pytest.raises(InputError) as error:
-        prepare(data, Config(qi=["c"], k=1, hierarchies={"c": str(hierarchy)}))
+        prepare(data, Config(qi=["c"], k=1, hierarchies={"c": str(hierarchy)}, keep_unnamed=True, allow_k1=True))
     message = str(error.value)
     assert str(hierarchy) in message and "'zzz'" in message and "level 0" in message
 
@@ -271,7 +271,7 @@ def test_hierarchy_dir_picks_the_file_named_after_the_column(tmp_path: Path) -> 
     assert find_in_dir(tmp_path, "city") == tmp_path / "data_hierarchy_city.csv"
     assert find_in_dir(tmp_path, "zip") is None
     prepared = prepare({"city": ["Milano", "Monza"], "zip": ["1", "2"]},
-                       Config(qi=["city", "zip"], k=2, hierarchy_dir=str(tmp_path)))
+                       Config(qi=["city", "zip"], k=2, hierarchy_dir=str(tmp_path), keep_unnamed=True))
     assert prepared.hierarchies["city"].paths["Monza"] == ("Monza", "MB", "*")
     assert prepared.hierarchy_sources["zip"] == "decimal"
 
@@ -290,7 +290,7 @@ def test_adult_hierarchies_are_trees_covering_the_data(adult_dir: Path, adult_cs
 
 def test_missing_values_stay_missing_below_the_top_and_join_it_at_the_top() -> None:
     data = {"age": ["21", "?", "35", "NA", "", "48"]}
-    prepared = prepare(data, Config(qi=["age"], k=1))
+    prepared = prepare(data, Config(qi=["age"], k=1, keep_unnamed=True, allow_k1=True))
     h = prepared.hierarchies["age"]
     token = prepared.qi_values["age"][1]
     assert token in ("", "?", "NA") and prepared.qi_values["age"][3] == prepared.qi_values["age"][4] == token

@@ -62,7 +62,7 @@ def test_cargo_shape_and_identifier(cargo, raw_columns) -> None:
 
 def test_heights_of_the_first_ten_quasi_identifiers(cargo, raw_columns) -> None:
     qis = quasi_identifiers(list(cargo.columns))[:10]
-    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False))
+    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False, keep_unnamed=True))
     assert prepared.heights == FIRST_TEN_HEIGHTS
     assert tuple(digits_of_max(raw_columns[q]) for q in qis) == FIRST_TEN_HEIGHTS
 
@@ -71,14 +71,14 @@ def test_heights_of_the_first_ten_quasi_identifiers(cargo, raw_columns) -> None:
 def test_height_sums_for_the_papers_numbers_of_quasi_identifiers(cargo, raw_columns, q: int) -> None:
     qis = quasi_identifiers(list(cargo.columns))[:q]
     assert len(qis) == q
-    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False))
+    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False, keep_unnamed=True))
     assert sum(prepared.heights) == HEIGHT_SUMS[q]
     assert sum(digits_of_max(raw_columns[c]) for c in qis) == HEIGHT_SUMS[q]
 
 
 def test_minimum_levels_at_k2_t0005_with_missing_as_its_own_value(cargo, raw_columns) -> None:
     qis = quasi_identifiers(list(cargo.columns))[:10]
-    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"]))
+    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], keep_unnamed=True))
     assert prepared.box.lower == MINIMUM_LEVELS_K2_T0005
     assert prepared.box.upper == FIRST_TEN_HEIGHTS
     budget = math.floor(T * cargo.n)  # 19 rows
@@ -92,7 +92,7 @@ def test_minimum_levels_at_k2_t0005_with_missing_as_its_own_value(cargo, raw_col
 def test_minimum_levels_are_tight_lower_bounds(cargo) -> None:
     """Each lb_i is feasible with the others at their top, and lb_i - 1 is not."""
     qis = quasi_identifiers(list(cargo.columns))[:10]
-    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"]))
+    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], keep_unnamed=True))
     top = prepared.heights
     for i, lb in enumerate(prepared.box.lower):
         assert prepared.evaluator.feasible(top[:i] + (lb,) + top[i + 1:])
@@ -102,7 +102,7 @@ def test_minimum_levels_are_tight_lower_bounds(cargo) -> None:
 
 def test_missing_values_stay_missing_below_the_top(cargo) -> None:
     qis = quasi_identifiers(list(cargo.columns))[:10]
-    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False))
+    prepared = prepare(cargo, Config(qi=qis, k=K, suppression=T, identifiers=["nr"], prune=False, keep_unnamed=True))
     with_missing = [q for q in qis if "?" in prepared.qi_values[q]]
     assert with_missing, "the first ten Cargo QIs should include missing values"
     for name in with_missing:

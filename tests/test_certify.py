@@ -143,7 +143,7 @@ def table_of(rows):
 def test_on_random_tables_certify_equals_exhaustive_and_bounds_hold(rows, k, suppression, diverse):
     assume(not diverse or len({r[3] for r in rows}) >= 2)  # l = 2 needs two sensitive values (else InputError)
     config = Config(qi=["a", "b", "c"], k=k, suppression=suppression, sensitive=["s"],
-                    l=2 if diverse else None, prune=False)
+                    l=2 if diverse else None, prune=False, keep_unnamed=True)
     prepared = prepare(table_of(rows), config, require_feasible=False)
     truth = Exhaustive().run(prepared.problem(), Limits()).best
     certified = Certify(seed_evaluations=10).run(prepared.problem(), Limits())
@@ -158,10 +158,10 @@ def test_on_random_tables_certify_equals_exhaustive_and_bounds_hold(rows, k, sup
 def test_certify_refuses_non_monotone_models_and_other_metrics():
     rows = [(i % 7, i % 5, i % 3, "pqr"[i % 3]) for i in range(30)]
     entropy = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=2, suppression=0.2, sensitive=["s"], l=2,
-                                             l_variant="entropy"))
+                                             l_variant="entropy", keep_unnamed=True))
     with pytest.raises(InputError, match="monotone feasibility"):
         Certify().run(entropy.problem(), Limits())
-    ncp = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=2, suppression=0.2, metric="dm"))
+    ncp = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=2, suppression=0.2, metric="dm", keep_unnamed=True))
     with pytest.raises(InputError, match="LOG objective"):
         Certify().run(ncp.problem(), Limits())
     record = lower_bound_record(entropy, search(entropy))
@@ -170,21 +170,24 @@ def test_certify_refuses_non_monotone_models_and_other_metrics():
 
 def test_reports_carry_the_bound_and_no_bound_skips_it(tmp_path: Path):
     rows = [(i % 13, (i * 7) % 11, i % 4, "pqr"[i % 3]) for i in range(60)]
-    prepared = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, max_evaluations=10))
+    prepared = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, max_evaluations=10,
+                                              keep_unnamed=True))
     report = finish(prepared, search(prepared)).report
     assert report["lower_bound"] is not None and report["lower_bound"] <= report["log"]
     assert report["gap"] == pytest.approx(report["log"] - report["lower_bound"])
-    skipped = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, bound=False))
+    skipped = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, bound=False, keep_unnamed=True))
     report = finish(skipped, search(skipped)).report
     assert report["lower_bound"] is None and "no-bound" in report["bound"]["note"]
     source = tmp_path / "t.csv"
     source.write_text("a,b,c\n" + "".join(f"{a},{b},{c}\n" for a, b, c, _ in rows))
     out = tmp_path / "out.csv"
-    assert main(["anonymize", str(source), "--qi", "a,b,c", "--k", "3", "--suppression", "0.05", "--algorithm",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(source), "--qi", "a,b,c", "--k", "3", "--suppression", "0.05", "--algorithm",
                  "certify", "--output", str(out), "--quiet"]) == 0
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["optimal"] is True and report["lower_bound"] == report["log"]
-    exhaustive = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, algorithm="exhaustive"))
+    exhaustive = prepare(table_of(rows), Config(qi=["a", "b", "c"], k=3, suppression=0.05, algorithm="exhaustive",
+                                                keep_unnamed=True))
     assert report["log"] == search(exhaustive).best.log
 
 
@@ -204,7 +207,7 @@ def test_certify_stops_on_the_evaluation_budget_with_a_valid_interval():
 def test_separable_metrics_are_certified_without_suppression_and_bounded_with_it(rows, k, suppression, metric):
     """NCP, Loss and entropy are sums of per-attribute level costs when nothing is suppressed (suppressed cells
     cost the most), so their bound holds with any suppression limit, and the certified search is exact at 0."""
-    config = Config(qi=["a", "b", "c"], k=k, suppression=suppression, metric=metric, prune=False)
+    config = Config(qi=["a", "b", "c"], k=k, suppression=suppression, metric=metric, prune=False, keep_unnamed=True)
     prepared = prepare(table_of(rows), config, require_feasible=False)
     truth = Exhaustive().run(prepared.problem(), Limits()).best
     if prepared.problem().monotone_loss:  # no row may be suppressed: floor(t n) = 0

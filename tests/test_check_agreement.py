@@ -32,7 +32,8 @@ def released(tmp_path: Path, **extra) -> tuple[Path, dict]:
     source = tmp_path / "data.csv"
     source.write_text("a,s\n" + "".join(f"{a},{s}\n" for a, s in zip(DATA["a"], DATA["s"])))
     output = tmp_path / "out.csv"
-    argv = ["anonymize", str(source), "--qi", "a", "--k", "3", "--suppression", "0.2", "--hierarchy", "a=flat",
+    argv = ["anonymize",
+            "--keep-unnamed", str(source), "--qi", "a", "--k", "3", "--suppression", "0.2", "--hierarchy", "a=flat",
             "--algorithm", "exhaustive", "--output", str(output), "--quiet"]
     for key, value in extra.items():
         argv += [f"--{key.replace('_', '-')}"] + ([] if value is True else [str(value)])
@@ -109,7 +110,8 @@ def test_dropped_rows_and_kept_rows_give_the_same_class_count(tmp_path: Path) ->
 def test_on_random_tables_check_and_report_agree(rows, k: int, t: float, diverse: bool) -> None:
     data = {"a": [r[0] for r in rows], "b": [r[1] for r in rows], "s": [r[2] for r in rows]}
     config = Config(qi=["a", "b"], k=min(k, len(rows)), suppression=t, hierarchies={"a": "flat", "b": "flat"},
-                    algorithm="exhaustive", sensitive=["s"] if diverse else [], l=2 if diverse else None)
+                    algorithm="exhaustive", sensitive=["s"] if diverse else [], l=2 if diverse else None,
+                    keep_unnamed=True)
     try:
         result = anonymize(from_mapping(data), config)
     except Exception as error:  # noqa: BLE001 - no feasible node: nothing to compare
@@ -129,7 +131,7 @@ def test_adult_released_with_suppression_is_counted_alike(adult_csv: Path, adult
     """The case of the report: Adult, k = 5, 1 % suppression, 207 rows suppressed."""
     qis = "sex,age,race,marital-status,education,native-country,workclass,occupation"
     output = tmp_path / "adult.csv"
-    assert cli.main(["anonymize", str(adult_csv), "--qi", qis, "--k", "5", "--suppression", "0.01",
+    assert cli.main(["anonymize", "--keep-unnamed", str(adult_csv), "--qi", qis, "--k", "5", "--suppression", "0.01",
                      "--hierarchy-dir", str(adult_dir), "--algorithm", "bestfirst", "--output", str(output),
                      "--quiet"]) == 0
     import json

@@ -44,7 +44,7 @@ ZIP_H = Hierarchy.from_rows("zip", [[z, z[:4] + "*", "941**"] for z in ("94138",
 @pytest.fixture(scope="module")
 def slides() -> api.Prepared:
     config = Config(qi=["race", "zip"], k=2, suppression=2 / 9, hierarchies={"race": RACE_H, "zip": ZIP_H},
-                    prune=False)
+                    prune=False, keep_unnamed=True)
     return api.prepare({"race": RACE, "zip": ZIP}, config)
 
 
@@ -118,7 +118,8 @@ def medical(l_diverse: bool = False) -> api.Prepared:
     zips = Hierarchy.from_rows("ZIP", [[z] + [z[: 5 - i] + "*" * i for i in range(1, 5)] for _, _, z, _ in MEDICAL])
     columns = dict(zip(("DoB", "Sex", "ZIP", "Disease"), map(list, zip(*MEDICAL))))
     config = Config(qi=["DoB", "Sex", "ZIP"], k=3, suppression=0.1, sensitive=["Disease"] if l_diverse else [],
-                    l=2 if l_diverse else None, hierarchies={"DoB": dob, "Sex": sex, "ZIP": zips}, prune=False)
+                    l=2 if l_diverse else None, hierarchies={"DoB": dob, "Sex": sex, "ZIP": zips}, prune=False,
+                    keep_unnamed=True)
     return api.prepare(columns, config)
 
 
@@ -153,7 +154,7 @@ def test_survey_figure_4_is_the_only_3_anonymous_2_diverse_generalization_of_min
 @pytest.mark.parametrize("name", ["samarati", "incognito", "datafly"])
 def test_classic_searches_break_the_tie_of_equal_nodes_like_the_objective(name: str) -> None:
     prepared = api.prepare({"a": list("xxyy"), "b": list("pqpq")},
-                           Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}))
+                           Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}, keep_unnamed=True))
     assert name in REGISTRY
     result = make_search(name).run(prepared.problem(), Limits())
     assert result.best.node == (0, 1)
@@ -177,7 +178,7 @@ def small_tables(draw):
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
     metric = draw(st.sampled_from(["log", "dm", "aecs"]))
     return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=draw(st.booleans()),
-                           metric=metric)
+                           metric=metric, keep_unnamed=True, allow_k1=True)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -230,7 +231,8 @@ def test_datafly_raises_the_qi_with_most_distinct_values_first() -> None:
     # `many` has 8 distinct values (two per interval of 4 at level 1), `few` 2: Datafly raises `many`
     rows = 16
     columns = {"many": [str(i % 8) for i in range(rows)], "few": ["a", "b"] * 8}
-    config = Config(qi=["many", "few"], k=4, hierarchies={"many": "intervals:4", "few": "flat"}, prune=False)
+    config = Config(qi=["many", "few"], k=4, hierarchies={"many": "intervals:4", "few": "flat"}, prune=False,
+                    keep_unnamed=True)
     prepared = api.prepare(columns, config)
     assert prepared.evaluator.distinct_counts((0, 0)) == (8, 2)
     result = Datafly().run(prepared.problem(), Limits())
@@ -252,7 +254,7 @@ def test_datafly_without_distinct_counts_says_it_raises_the_qi_with_most_levels_
             return self.inner.cached(node)
 
     prepared = api.prepare({"a": list("xxyy"), "b": list("pqpq")},
-                           Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}))
+                           Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}, keep_unnamed=True))
     problem = prepared.problem(Plain(prepared.evaluator))
     result = Datafly().run(problem, Limits())
     assert result.params["rule"].startswith("most levels left") and result.best.node == (0, 1)
@@ -317,7 +319,8 @@ def test_cli_release_of_each_classic_algorithm_passes_kgen_check(name: str, tmp_
                                  for i in range(200)]
     source.write_text("\n".join(lines) + "\n")
     output = tmp_path / "o.csv"
-    code = cli.main(["anonymize", str(source), "--qi", "age,zip,sex", "--k", "3", "--suppression", "0.02",
+    code = cli.main(["anonymize",
+                     "--keep-unnamed", str(source), "--qi", "age,zip,sex", "--k", "3", "--suppression", "0.02",
                      "--algorithm", name, "--output", str(output), "--quiet"])
     capsys.readouterr()
     assert code == 0
@@ -331,9 +334,9 @@ def test_classic_searches_give_the_same_result_with_parallel_workers(name: str) 
     columns = {"age": [str(rng.randint(20, 60)) for _ in range(150)],
                "zip": [str(rng.randint(10000, 10030)) for _ in range(150)],
                "sex": [rng.choice("MF") for _ in range(150)]}
-    serial = api.anonymize(columns, Config(qi=list(columns), k=3, suppression=0.02, algorithm=name))
+    serial = api.anonymize(columns, Config(qi=list(columns), k=3, suppression=0.02, algorithm=name, keep_unnamed=True))
     threaded = api.anonymize(columns, Config(qi=list(columns), k=3, suppression=0.02, algorithm=name, jobs=2,
-                                             backend="threading"))
+                                             backend="threading", keep_unnamed=True))
     assert threaded.evaluation.node == serial.evaluation.node
     assert threaded.search.minimal == serial.search.minimal
     assert threaded.search.evaluations == serial.search.evaluations

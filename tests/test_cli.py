@@ -44,7 +44,7 @@ def run_process(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 # --- anonymize --------------------------------------------------------------------------------------------------
 
 def test_anonymize_writes_the_csv_and_report_beside_the_input_by_default(capsys, table: Path) -> None:
-    code, out, err = run(capsys, "anonymize", str(table), "--qi", "age,sex", "--identifier", "name",
+    code, out, err = run(capsys, "anonymize", "--keep-unnamed", str(table), "--qi", "age,sex", "--identifier", "name",
                          "--sensitive", "disease", "--k", "2", "--suppression", "0.2")
     assert code == 0, err
     output = table.with_name("people_anonymized.csv")
@@ -61,7 +61,8 @@ def test_anonymize_quiet_prints_nothing_and_honours_output_and_report_paths(caps
                                                                             tmp_path: Path) -> None:
     output, report = tmp_path / "sub" / "o.csv", tmp_path / "r.json"
     output.parent.mkdir()
-    code, out, err = run(capsys, "anonymize", str(table), "--qi", "age", "--k", "2", "--output", str(output),
+    code, out, err = run(capsys, "anonymize",
+                         "--keep-unnamed", str(table), "--qi", "age", "--k", "2", "--output", str(output),
                          "--report", str(report), "--quiet", "--algorithm", "exhaustive", "--identifier", "name")
     assert (code, out, err) == (0, "", "")
     assert read_csv(output).n == 5 and json.loads(report.read_text())["node"] == {"age": 1}
@@ -71,7 +72,7 @@ def test_anonymize_with_an_arx_hierarchy_file_and_drop_suppressed(capsys, table:
     hierarchy = tmp_path / "age.csv"
     hierarchy.write_text("30;30-39;*\n31;30-39;*\n40;40-49;*\n41;40-49;*\n47;40-49;*\n")
     output = tmp_path / "o.csv"
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "age,sex", "--k", "2", "--hierarchy",
+    code, _, err = run(capsys, "anonymize", "--keep-unnamed", str(table), "--qi", "age,sex", "--k", "2", "--hierarchy",
                        f"age={hierarchy}", "--output", str(output), "--drop-suppressed", "--quiet",
                        "--algorithm", "exhaustive")
     assert code == 0, err
@@ -175,7 +176,7 @@ def test_acceptance_errors_are_one_line_with_a_non_zero_exit(capsys, tmp_path: P
     monkeypatch.chdir(tmp_path)
     before = (tmp_path / "people.csv").read_bytes()
     arguments, needle = ERRORS[case]
-    code, out, err = run(capsys, "anonymize", "people.csv", *arguments)
+    code, out, err = run(capsys, "anonymize", "--allow-k1", "--keep-unnamed", "people.csv", *arguments)
     assert_one_line_error(code, err, needle)
     assert (tmp_path / "people.csv").read_bytes() == before
     assert not (tmp_path / "people_anonymized.csv").exists()
@@ -184,7 +185,7 @@ def test_acceptance_errors_are_one_line_with_a_non_zero_exit(capsys, tmp_path: P
 @pytest.mark.parametrize("case", sorted(UNREADABLE))
 def test_unreadable_input_is_a_one_line_error(capsys, tmp_path: Path, monkeypatch, case: str) -> None:
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(capsys, "anonymize", UNREADABLE[case], "--qi", "age", "--k", "2")
+    code, _, err = run(capsys, "anonymize", "--keep-unnamed", UNREADABLE[case], "--qi", "age", "--k", "2")
     assert_one_line_error(code, err, UNREADABLE[case])
     code, _, err = run(capsys, "check", UNREADABLE[case], "--qi", "age", "--k", "2")
     assert_one_line_error(code, err, UNREADABLE[case])
@@ -195,7 +196,7 @@ def test_input_without_read_permission_is_a_one_line_error(capsys, tmp_path: Pat
     path = tmp_path / "secret.csv"
     path.write_text(DATA)
     path.chmod(0)
-    code, _, err = run(capsys, "anonymize", str(path), "--qi", "age", "--k", "2")
+    code, _, err = run(capsys, "anonymize", "--keep-unnamed", str(path), "--qi", "age", "--k", "2")
     assert_one_line_error(code, err, "secret.csv")
 
 
@@ -211,11 +212,11 @@ def test_check_errors_are_one_line(capsys, table: Path) -> None:
 def test_errors_in_a_real_process_have_no_traceback(tmp_path: Path, case: str) -> None:
     prepare_folder(tmp_path)
     arguments, needle = ERRORS[case]
-    completed = run_process("anonymize", "people.csv", *arguments, cwd=tmp_path)
+    completed = run_process("anonymize", "--allow-k1", "--keep-unnamed", "people.csv", *arguments, cwd=tmp_path)
     assert_one_line_error(completed.returncode, completed.stderr, needle)
     assert completed.stdout == ""
 
 
 def test_unreadable_input_in_a_real_process(tmp_path: Path) -> None:
-    completed = run_process("anonymize", "absent.csv", "--qi", "age", "--k", "2", cwd=tmp_path)
+    completed = run_process("anonymize", "--keep-unnamed", "absent.csv", "--qi", "age", "--k", "2", cwd=tmp_path)
     assert_one_line_error(completed.returncode, completed.stderr, "absent.csv")

@@ -38,7 +38,7 @@ def test_config_file_alone_gives_every_option(tmp_path: Path, data: Path, capsys
     config = write_config(tmp_path, f'input = "{data}"\nqi = ["age", "sex", "zip"]\nk = 2\nidentifier = "name"\n'
                                     f'hierarchy = ["zip=mask"]\ntime-limit = 60\nmax_evaluations = 500\n'
                                     f'quiet = true\noutput = "{out}"\n')
-    code, err = run(capsys, "anonymize", "--config", str(config))
+    code, err = run(capsys, "anonymize", "--keep-unnamed", "--config", str(config))
     assert code == 0, err
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["k"] == 2 and report["quasi_identifiers"] == ["age", "sex", "zip"]
@@ -54,7 +54,8 @@ def test_command_line_overrides_the_config_file(tmp_path: Path, data: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     config = write_config(tmp_path, 'qi = ["age", "sex", "zip"]\nk = 2\nquiet = true\n')
     out = tmp_path / "release.csv"
-    code, err = run(capsys, "anonymize", str(data), "--config", str(config), "--k", "3", "--qi", "age,zip",
+    code, err = run(capsys, "anonymize",
+                    "--keep-unnamed", str(data), "--config", str(config), "--k", "3", "--qi", "age,zip",
                     "--output", str(out))
     assert code == 0, err
     report = json.loads(out.with_suffix(".json").read_text())
@@ -63,11 +64,12 @@ def test_command_line_overrides_the_config_file(tmp_path: Path, data: Path,
 
 def test_config_for_apply(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = tmp_path / "first.csv"
-    assert run(capsys, "anonymize", str(data), "--qi", "age,sex,zip", "--k", "2", "--output", str(first),
+    assert run(capsys, "anonymize",
+               "--keep-unnamed", str(data), "--qi", "age,sex,zip", "--k", "2", "--output", str(first),
                "--quiet")[0] == 0
     out = tmp_path / "again.csv"
     config = write_config(tmp_path, f'report = "{first.with_suffix(".json")}"\noutput = "{out}"\nquiet = true\n')
-    code, err = run(capsys, "apply", str(data), "--config", str(config))
+    code, err = run(capsys, "apply", "--keep-unnamed", str(data), "--config", str(config))
     assert code == 0, err
     assert out.read_text() == first.read_text()
 
@@ -84,7 +86,7 @@ def test_config_for_apply(tmp_path: Path, data: Path, capsys: pytest.CaptureFixt
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str],
                                             text: str, words: list[str]) -> None:
     config = write_config(tmp_path, text)
-    code, err = run(capsys, "anonymize", str(data), "--config", str(config), "--quiet")
+    code, err = run(capsys, "anonymize", "--keep-unnamed", str(data), "--config", str(config), "--quiet")
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and "run.toml" in err
     for word in words:
@@ -94,5 +96,5 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path: Path, data: Path, capsys: 
 
 def test_missing_config_file_is_one_line_exit_2(tmp_path: Path, data: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = run(capsys, "anonymize", str(data), "--config", str(tmp_path / "nope.toml"))
+    code, err = run(capsys, "anonymize", "--keep-unnamed", str(data), "--config", str(tmp_path / "nope.toml"))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "nope.toml" in err and "not found" in err

@@ -71,7 +71,9 @@ def anonymize(source: Path, qis: str, output: Path, *extra: str, env: dict[str, 
     or else an hour's time limit."""
     limit = ["--max-evaluations", str(evaluations)] if evaluations else ["--time-limit", "3600"]
     return subprocess.Popen(
-        [sys.executable, "-m", "kgen", "anonymize", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
+        [sys.executable, "-m", "kgen", "anonymize",
+         "--allow-k1",
+         "--keep-unnamed", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
          "--algorithm", "exhaustive", "--no-prune", *limit, "--quiet", "--output", str(output), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or environment())
 
@@ -175,7 +177,7 @@ def one_line(err: str) -> str:
 def prepared() -> api.Prepared:
     rng = random.Random(3)
     columns = {f"q{i}": [str(rng.randrange(0, 10 ** (i % 3 + 2))) for _ in range(2000)] for i in range(6)}
-    return api.prepare(from_mapping(columns), Config(qi=list(columns), k=2, suppression=0.01))
+    return api.prepare(from_mapping(columns), Config(qi=list(columns), k=2, suppression=0.01, keep_unnamed=True))
 
 
 def fresh(prepared: api.Prepared):

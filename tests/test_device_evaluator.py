@@ -405,7 +405,8 @@ def test_cli_device_gpu_without_a_gpu_is_one_line_and_exit_2(tmp_path: Path) -> 
         pytest.skip("a GPU is present: the no-GPU message cannot be seen here")
     data = tmp_path / "t.csv"
     data.write_text("a,b\n1,2\n1,2\n3,4\n3,4\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(data), "--qi", "a,b", "--k", "2",
+    run = subprocess.run([sys.executable, "-m", "kgen", "anonymize",
+                          "--keep-unnamed", str(data), "--qi", "a,b", "--k", "2",
                           "--device", "gpu", "--quiet"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and "--device gpu" in run.stderr
@@ -420,7 +421,7 @@ def test_cargo_with_all_97_qis_at_low_nodes_equals_the_cpu_evaluator(cargo_csv: 
     from kgen.run.prepare import prepare
 
     table = read_csv(cargo_csv)
-    config = Config(qi=table.columns[1:98], identifiers=("nr",), k=2, suppression=0.005, prune=False)
+    config = Config(qi=table.columns[1:98], identifiers=("nr",), k=2, suppression=0.005, prune=False, keep_unnamed=True)
     cpu = prepare(table, config, require_feasible=False).evaluator
     device = DeviceEvaluator(cpu.table, cpu.models, cpu.suppression_limit, cpu.objective, device="array")
     rng = np.random.default_rng(11)
@@ -442,8 +443,8 @@ def test_searches_through_the_api_give_the_cpu_result_on_adult(adult_csv: Path, 
     common = {"qi": ("sex", "age", "race", "marital-status", "education"), "k": 5, "suppression": 0.01,
               "hierarchy_dir": str(adult_csv.parent), "algorithm": algorithm, "options": options, "seed": 3,
               "max_evaluations": 200 if algorithm == "kgen" else None}
-    cpu = anonymize(table, Config(**common))  # type: ignore[arg-type]
-    array = anonymize(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    cpu = anonymize(table, Config(**common, keep_unnamed=True))  # type: ignore[arg-type]
+    array = anonymize(table, Config(**common, device="array", keep_unnamed=True))  # type: ignore[arg-type]
     assert array.evaluation == cpu.evaluation
     assert array.search.evaluations == cpu.search.evaluations and array.search.minimal == cpu.search.minimal
     assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
@@ -463,10 +464,10 @@ def test_distinct_l_diversity_through_the_api_runs_on_the_device(adult_csv: Path
     table = read_csv(adult_csv)
     common = {"qi": ("sex", "age", "race", "marital-status"), "k": 3, "suppression": 0.02, "sensitive": ("occupation",),
               "l": 3, "hierarchy_dir": str(adult_csv.parent), "algorithm": "bestfirst", "metric": "dm"}
-    prepared = prepare(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    prepared = prepare(table, Config(**common, device="array", keep_unnamed=True))  # type: ignore[arg-type]
     assert isinstance(prepared.evaluator, DeviceEvaluator) and prepared.evaluator.on_device
-    cpu = anonymize(table, Config(**common))  # type: ignore[arg-type]
-    array = anonymize(table, Config(**common, device="array"))  # type: ignore[arg-type]
+    cpu = anonymize(table, Config(**common, keep_unnamed=True))  # type: ignore[arg-type]
+    array = anonymize(table, Config(**common, device="array", keep_unnamed=True))  # type: ignore[arg-type]
     assert array.evaluation == cpu.evaluation
     assert np.array_equal(array.suppressed_rows, cpu.suppressed_rows)
 

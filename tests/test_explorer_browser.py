@@ -58,7 +58,8 @@ def browser() -> Iterator[object]:
 def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     table = read_csv(DATA / "adult.csv")
     qis = ["sex", "age", "race", "marital-status"]
-    result = frontier(table, Config(qi=qis, suppression=0.01, hierarchy_dir=str(DATA)), "average", 2, 2,
+    result = frontier(table, Config(qi=qis, suppression=0.01, hierarchy_dir=str(DATA),
+        keep_unnamed=True), "average", 2, 2,
                       input_path="adult.csv")
     path = tmp_path_factory.mktemp("explorer") / "frontier.html"
     write(result, path)

@@ -43,7 +43,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
 
 
 def anonymize(capsys: pytest.CaptureFixture[str], source: Path, output: Path, *extra: object) -> tuple[int, str]:
-    return run(capsys, "anonymize", source, "--qi", "age,zip", "--k", "2", "--output", output, "--quiet", *extra)
+    return run(capsys, "anonymize",
+               "--allow-k1",
+               "--keep-unnamed", source, "--qi", "age,zip", "--k", "2", "--output", output, "--quiet", *extra)
 
 
 @pytest.fixture
@@ -151,7 +153,8 @@ def test_fifo_input_is_refused_at_once_instead_of_hanging(tmp_path):
     fifo = tmp_path / "in.csv"
     os.mkfifo(fifo)  # nobody ever writes to it: opening it for reading would block for ever
     start = time.monotonic()
-    done = run_kgen(["anonymize", str(fifo), "--qi", "age", "--k", "2", "--output", str(tmp_path / "o.csv")],
+    done = run_kgen(["anonymize",
+                     "--keep-unnamed", str(fifo), "--qi", "age", "--k", "2", "--output", str(tmp_path / "o.csv")],
                     tmp_path, timeout=60)
     assert time.monotonic() - start < 60
     assert done.returncode == 2
@@ -163,7 +166,8 @@ def test_dev_zero_input_is_refused_instead_of_filling_the_memory(tmp_path):
     link.symlink_to("/dev/zero")
     # in a child with 2 GB of address space and a time limit: should the check come back, the test fails
     # quickly instead of filling the machine's memory
-    done = run_kgen(["anonymize", str(link), "--qi", "age", "--k", "2", "--output", str(tmp_path / "o.csv")],
+    done = run_kgen(["anonymize",
+                     "--keep-unnamed", str(link), "--qi", "age", "--k", "2", "--output", str(tmp_path / "o.csv")],
                     tmp_path, timeout=60, memory=2 << 30)
     assert done.returncode == 2
     assert f"{link}: is a character device, not a regular file" in one_line(done.stderr)
@@ -180,7 +184,8 @@ def test_socket_input_is_refused(tmp_path, capsys):
 def test_fifo_hierarchy_is_refused(people, tmp_path):
     fifo = tmp_path / "sex.csv"
     os.mkfifo(fifo)
-    done = run_kgen(["anonymize", str(people), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={fifo}",
+    done = run_kgen(["anonymize",
+                     "--keep-unnamed", str(people), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={fifo}",
                      "--output", str(tmp_path / "o.csv")], tmp_path, timeout=60)
     assert done.returncode == 2
     assert f"{fifo}, column 'sex': is a named pipe (FIFO), not a regular file" in one_line(done.stderr)
@@ -333,7 +338,7 @@ def test_two_runs_on_the_same_output_never_leave_a_mismatched_pair(people, tmp_p
     marker = tmp_path / "between"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
            "KGEN_LOCK_TIMEOUT": "60"}
-    common = ["anonymize", str(people), "--qi", "age,zip", "--output", str(output), "--quiet"]
+    common = ["anonymize", "--keep-unnamed", str(people), "--qi", "age,zip", "--output", str(output), "--quiet"]
     first = subprocess.Popen([sys.executable, "-c", SLOW_FIRST, str(marker), str(report), *common, "--k", "2"],
                              env=env)
     try:

@@ -51,7 +51,8 @@ def test_escaping_is_a_bijection_on_values(values: list[str]) -> None:
 def test_a_release_with_formula_cells_is_exact_by_default_and_warned_about(capsys, table: Path,
                                                                           tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
-    code = main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(output), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0
@@ -63,7 +64,8 @@ def test_a_release_with_formula_cells_is_exact_by_default_and_warned_about(capsy
 
 
 def test_strict_refuses_a_release_with_formula_cells(capsys, table: Path, tmp_path: Path) -> None:
-    code = main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(tmp_path / "out.csv"), "--strict"])
     assert code == 2 and "formulas" in capsys.readouterr().err
     assert not (tmp_path / "out.csv").exists()
@@ -72,7 +74,8 @@ def test_strict_refuses_a_release_with_formula_cells(capsys, table: Path, tmp_pa
 def test_escape_formulas_prefixes_them_and_the_release_still_passes_its_check(capsys, table: Path,
                                                                               tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
-    code = main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--l", "2", "--k", "2", "--output", str(output), "--quiet", "--escape-formulas"])
     err = capsys.readouterr().err
     assert code == 0 and "formulas" not in err
@@ -88,7 +91,7 @@ def test_escaped_values_that_would_collide_under_a_naive_escape_stay_distinct(ca
     source = tmp_path / "pairs.csv"
     source.write_text("g,s\nx,=a\nx,'=a\ny,=a\ny,'=a\n")
     output = tmp_path / "out.csv"
-    code = main(["anonymize", str(source), "--qi", "g", "--sensitive", "s", "--l", "2", "--k", "2",
+    code = main(["anonymize", "--keep-unnamed", str(source), "--qi", "g", "--sensitive", "s", "--l", "2", "--k", "2",
                  "--output", str(output), "--quiet", "--escape-formulas"])
     assert code == 0, capsys.readouterr().err
     assert read_csv(output).values["s"] == ["'=a", "''=a", "'=a", "''=a"]
@@ -96,10 +99,12 @@ def test_escaped_values_that_would_collide_under_a_naive_escape_stay_distinct(ca
 
 def test_apply_escapes_formulas_too(capsys, table: Path, tmp_path: Path) -> None:
     saved = tmp_path / "first.csv"
-    assert main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(saved), "--quiet"]) == 0
     output = tmp_path / "again.csv"
-    assert main(["apply", str(table), "--report", str(saved.with_suffix(".json")), "--output", str(output),
+    assert main(["apply",
+                 "--keep-unnamed", str(table), "--report", str(saved.with_suffix(".json")), "--output", str(output),
                  "--quiet", "--escape-formulas"]) == 0
     assert read_csv(output).values["note"][0] == "'=HYPERLINK(\"http://x\")"
     assert formula_columns(*(lambda t: (t.columns, t.rows()))(read_csv(output)))[0] == 0
@@ -116,7 +121,8 @@ def test_verified_is_written_after_the_check_with_its_figures(capsys, table: Pat
 
     monkeypatch.setattr(publishing, "verify_file", check)
     output = tmp_path / "out.csv"
-    assert main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(output), "--quiet"]) == 0
     assert len(calls) == 1 and calls[0] == output.read_text()
     verified = json.loads(output.with_suffix(".json").read_text())["verified"]
@@ -128,7 +134,7 @@ def test_a_failing_check_publishes_nothing(capsys, table: Path, tmp_path: Path, 
         raise ReleaseCheckError("the release failed its independent check")
 
     monkeypatch.setattr(publishing, "verify_file", check)
-    code = main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
+    code = main(["anonymize", "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
                  "--output", str(tmp_path / "out.csv"), "--quiet"])
     assert code == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
@@ -136,7 +142,8 @@ def test_a_failing_check_publishes_nothing(capsys, table: Path, tmp_path: Path, 
 
 def test_the_real_check_fills_verified_with_the_written_files_figures(capsys, table: Path, tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
-    assert main(["anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--sensitive", "note",
                  "--k", "2", "--output", str(output), "--quiet", "--escape-formulas"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
     assert report["verified"]["rows"] == 6 and report["verified"]["classes"] == report["classes"]
@@ -149,7 +156,8 @@ def test_an_escaped_header_is_undone_before_the_check(capsys, tmp_path: Path) ->
     source = tmp_path / "sites.csv"
     source.write_text("@site,age\na,30\na,31\nb,40\nb,41\n")
     output = tmp_path / "out.csv"
-    code = main(["anonymize", str(source), "--qi", "@site,age", "--k", "2", "--output", str(output), "--quiet",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(source), "--qi", "@site,age", "--k", "2", "--output", str(output), "--quiet",
                  "--escape-formulas"])
     assert code == 0, capsys.readouterr().err
     assert output.read_text().splitlines()[0] == "'@site,age"

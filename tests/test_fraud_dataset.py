@@ -75,8 +75,8 @@ def test_written_csv_and_arx_files_give_the_same_problem_as_the_in_memory_specs(
     assert len(paths) == 48
     qis = list(data.attributes)
     base = dict(qi=qis, k=2, suppression=0.005, identifiers=(IDENTIFIER,))
-    from_files = prepare(read_csv(paths[0]), Config(**base, hierarchy_dir=str(tmp_path)))
-    in_memory = prepare(data.table, Config(**base, hierarchies=data.hierarchies))
+    from_files = prepare(read_csv(paths[0]), Config(**base, hierarchy_dir=str(tmp_path), keep_unnamed=True))
+    in_memory = prepare(data.table, Config(**base, hierarchies=data.hierarchies, keep_unnamed=True))
     assert from_files.heights == in_memory.heights
     assert from_files.box == in_memory.box
     node = tuple((lo + hi) // 2 for lo, hi in zip(in_memory.box.lower, in_memory.box.upper))
@@ -103,7 +103,7 @@ def test_attributes_are_correlated_through_the_latent_variables(data):
 def test_the_anonymization_problem_is_neither_trivial_nor_degenerate(data):
     qis = list(data.attributes[:6])
     prepared = prepare(data.table, Config(qi=qis, k=2, suppression=0.005, identifiers=(IDENTIFIER,),
-                                          hierarchies={c: data.hierarchies[c] for c in qis}))
+                                          hierarchies={c: data.hierarchies[c] for c in qis}, keep_unnamed=True))
     bottom, top = prepared.box.lower, prepared.heights
     assert not prepared.evaluator.evaluate(bottom).feasible
     feasible = [n for n in prepared.box.nodes() if prepared.evaluator.evaluate(n).feasible]

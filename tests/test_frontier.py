@@ -24,7 +24,8 @@ QIS = ["sex", "age", "race"]
 
 
 def config(**fields: object) -> Config:
-    return Config(qi=QIS, suppression=0.01, hierarchy_dir=str(DATA), **fields)  # type: ignore[arg-type]
+    return Config(qi=QIS, suppression=0.01, hierarchy_dir=str(DATA),
+        keep_unnamed=True, **fields)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,8 @@ def kgen(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
 def test_kgen_frontier_publishes_json_and_csv_as_a_checked_pair_and_the_page(tmp_path: Path,
                                                                            capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "f.json"
-    status, text, err = kgen(capsys, "frontier", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
+    status, text, err = kgen(capsys, "frontier", str(ADULT), "--qi", ",".join(QIS),
+                          "--hierarchy-dir", str(DATA), "--keep-unnamed",
                              "--suppression", "0.01", "--k-max", "4", "--output", str(out), "--html",
                              str(tmp_path / "f.html"), "--quiet")
     assert status == 0, err
@@ -160,7 +162,7 @@ def test_kgen_frontier_publishes_json_and_csv_as_a_checked_pair_and_the_page(tmp
 def test_kgen_frontier_reads_its_options_from_run_toml(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     toml = tmp_path / "frontier.toml"
     toml.write_text(f'qi = ["sex", "age", "race"]\nhierarchy-dir = "{DATA}"\nsuppression = 0.01\nrisk = "average"\n'
-                    f'output = "{tmp_path / "f.json"}"\nquiet = true\n')
+                    f'output = "{tmp_path / "f.json"}"\nquiet = true\nkeep-unnamed = true\n')
     status, _, err = kgen(capsys, "frontier", str(ADULT), "--config", str(toml))
     assert status == 0, err
     result = json.loads((tmp_path / "f.json").read_text())
@@ -184,7 +186,8 @@ def test_sigterm_during_a_frontier_exits_143_and_writes_nothing(tmp_path: Path, 
         return real(self, e)  # type: ignore[arg-type]
 
     monkeypatch.setattr(frontier_module.Measure, "of", terminating)
-    status, _, err = kgen(capsys, "frontier", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
+    status, _, err = kgen(capsys, "frontier", str(ADULT), "--qi", ",".join(QIS),
+                          "--hierarchy-dir", str(DATA), "--keep-unnamed",
                           "--risk", "average", "--output", str(tmp_path / "f.json"))
     assert status == 143 and err.strip().splitlines()[-1] == "kgen: terminated (SIGTERM); no output was written"
     assert list(tmp_path.iterdir()) == []
@@ -234,7 +237,8 @@ def test_a_point_under_l_diversity_carries_the_model_into_its_command(adult, tmp
 
 
 def test_anonymize_node_refuses_an_infeasible_node_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    status, _, err = kgen(capsys, "anonymize", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
+    status, _, err = kgen(capsys, "anonymize", str(ADULT), "--qi", ",".join(QIS),
+                          "--hierarchy-dir", str(DATA), "--keep-unnamed",
                           "--k", "5", "--node", "sex=0,age=0,race=0", "--output", str(tmp_path / "x.csv"))
     assert status == 3 and "is not feasible" in err and err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
@@ -245,7 +249,8 @@ def test_anonymize_node_refuses_an_infeasible_node_in_one_line(tmp_path: Path, c
     ("sex=0,age=1,race=0,zip=1", "not a quasi-identifier"), ("sex=a,age=1,race=0", "must be a whole number")])
 def test_anonymize_node_refuses_a_malformed_node(tmp_path: Path, capsys: pytest.CaptureFixture, node: str,
                                                  message: str) -> None:
-    status, _, err = kgen(capsys, "anonymize", str(ADULT), "--qi", ",".join(QIS), "--hierarchy-dir", str(DATA),
+    status, _, err = kgen(capsys, "anonymize", str(ADULT), "--qi", ",".join(QIS),
+                          "--hierarchy-dir", str(DATA), "--keep-unnamed",
                           "--k", "2", "--node", node, "--output", str(tmp_path / "x.csv"))
     assert status == 2 and message in err and err.count("\n") == 1
 
@@ -253,11 +258,13 @@ def test_anonymize_node_refuses_a_malformed_node(tmp_path: Path, capsys: pytest.
 def test_node_from_run_toml_and_the_api_give_the_same_release(adult, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture) -> None:
     toml = tmp_path / "run.toml"
-    toml.write_text(f'qi = ["sex", "age", "race"]\nk = 3\nhierarchy-dir = "{DATA}"\nnode = "sex=0,age=2,race=1"\n')
+    toml.write_text(f'qi = ["sex", "age", "race"]\nk = 3\nhierarchy-dir = "{DATA}"\nnode = "sex=0,age=2,race=1"\n'
+                    'keep-unnamed = true\n')
     status, _, err = kgen(capsys, "anonymize", str(ADULT), "--config", str(toml), "--output",
                           str(tmp_path / "t.csv"), "--quiet")
     assert status == 0, err
-    api = anonymize(adult, Config(qi=QIS, k=3, hierarchy_dir=str(DATA), node={"sex": 0, "age": 2, "race": 1}))
+    api = anonymize(adult, Config(qi=QIS, k=3, hierarchy_dir=str(DATA), keep_unnamed=True,
+                                  node={"sex": 0, "age": 2, "race": 1}))
     assert api.evaluation.node == (0, 2, 1)
     assert json.loads((tmp_path / "t.json").read_text())["node"] == {"sex": 0, "age": 2, "race": 1}
 
@@ -266,7 +273,8 @@ def test_node_from_run_toml_and_the_api_give_the_same_release(adult, tmp_path: P
 def test_adult_highest_risk_frontier_equals_certify_from_k_2_to_50(adult_csv: Path) -> None:
     """The acceptance: Adult, the README's QIs, t = 1 %: the frontier's optimum LOG at every k is certify's."""
     table = read_csv(adult_csv)
-    base = Config(qi=["sex", "age", "race", "marital-status"], suppression=0.01, hierarchy_dir=str(adult_csv.parent))
+    base = Config(qi=["sex", "age", "race", "marital-status"], suppression=0.01, hierarchy_dir=str(adult_csv.parent),
+                  keep_unnamed=True)
     per_k = {row["k"]: row for row in frontier(table, base, "highest", 2, 50)["per_k"]}
     assert sorted(per_k) == list(range(2, 51))
     for k in range(2, 51):

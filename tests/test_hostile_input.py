@@ -72,7 +72,8 @@ def error_line(err: str) -> str:
 def anonymize(capsys: pytest.CaptureFixture[str], source: Path, *args: object, qi: str = "age,zip",
               k: object = 2, output: Path | None = None) -> tuple[int, str, str]:
     output = output or source.with_name("out.csv")
-    return run(capsys, "anonymize", source, "--qi", qi, "--k", k, "--output", output, "--quiet", *args)
+    return run(capsys, "anonymize",
+               "--keep-unnamed", "--allow-k1", source, "--qi", qi, "--k", k, "--output", output, "--quiet", *args)
 
 
 def refused(capsys: pytest.CaptureFixture[str], source: Path, *args: object, qi: str = "age,zip", k: object = 2,
@@ -564,7 +565,8 @@ def test_sigint_to_a_running_kgen_process_exits_130_with_the_best_so_far(tmp_pat
     source, qis = long_table(tmp_path, rows=2000, qis=12, seed=1, distinct=30)
     master, slave = pty.openpty()  # stderr on a terminal, so the progress bar shows when the search runs
     process = subprocess.Popen(
-        [sys.executable, "-m", "kgen", "anonymize", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
+        [sys.executable, "-m", "kgen", "anonymize",
+         "--keep-unnamed", str(source), "--qi", qis, "--k", "2", "--suppression", "0.01",
          "--algorithm", "exhaustive", "--no-prune", "--time-limit", "3600",  # a box this large needs a limit
          "--output", str(tmp_path / "out.csv")],
         stdout=subprocess.PIPE, stderr=slave, cwd=tmp_path,
@@ -637,7 +639,8 @@ def test_ctrl_c_outside_the_search_writes_nothing(tmp_path, capsys, monkeypatch)
 )
 def test_python_m_kgen_prints_one_line_and_no_traceback(tmp_path, content, args, expected):
     source = write(tmp_path, "in.csv", content)
-    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(source), *args], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize",
+                           "--keep-unnamed", "--allow-k1", str(source), *args], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == EXIT_INPUT
     assert "Traceback" not in done.stderr and done.stdout == ""

@@ -85,7 +85,8 @@ def test_fit_lists_what_fits_and_counts_the_rest() -> None:
 def test_real_summary_names_each_qi_and_its_hierarchy() -> None:
     table = from_mapping({"age": [str(20 + i % 30) for i in range(90)], "zip": [f"8{i % 9}00{i % 3}" for i in
                                                                                range(90)]})
-    result = anonymize(table, Config(qi=["age", "zip"], k=3, hierarchies={"age": "intervals:5,10", "zip": "mask"}))
+    result = anonymize(table, Config(qi=["age", "zip"], k=3, hierarchies={"age": "intervals:5,10", "zip": "mask"},
+                                     keep_unnamed=True))
     text = summarizing.text(result.report)
     assert "intervals:5,10" in text and "mask" in text and "risk: prosecutor highest" in text
     assert max(map(len, text.splitlines())) <= 100
@@ -97,7 +98,7 @@ def hostile_result() -> dict:
                           "a&b \"q\"": ["<b>x</b>", "y"] * 20})
     return anonymize(table, Config(qi=["<script>alert(1)</script>", "a&b \"q\""], k=2,
                                    hierarchies={"<script>alert(1)</script>": "decimal",
-                                                "a&b \"q\"": "flat"})).report
+                                                "a&b \"q\"": "flat"}, keep_unnamed=True)).report
 
 
 def test_page_escapes_every_text_and_inlines_its_images() -> None:

@@ -30,7 +30,8 @@ def test_a_fifo_given_as_a_report_is_refused_at_once(tmp_path: Path, command: st
     data = people(tmp_path)
     fifo = tmp_path / "report.json"
     os.mkfifo(fifo)
-    argv = {"apply": ["apply", str(data), "--report", str(fifo), "--output", str(tmp_path / "out.csv")],
+    argv = {"apply": ["apply",
+                      "--keep-unnamed", str(data), "--report", str(fifo), "--output", str(tmp_path / "out.csv")],
             "check": ["check", str(data), "--qi", "age", "--k", "2", "--report", str(fifo)],
             "risk": ["risk", str(data), "--report", str(fifo)],
             "report": ["report", str(fifo)]}[command]
@@ -120,7 +121,8 @@ def test_a_huge_json_input_is_refused_without_reading_it_all(tmp_path: Path, mon
 def test_a_bad_lock_timeout_is_an_error_before_the_search(tmp_path: Path, capsys) -> None:
     data = people(tmp_path)
     started = time.monotonic()
-    code = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(data), "--qi", "age,sex", "--k", "2",
+    code = subprocess.run([sys.executable, "-m", "kgen", "anonymize",
+                           "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2",
                            "--algorithm", "exhaustive", "--output", str(tmp_path / "out.csv")],
                           env={**os.environ, "KGEN_LOCK_TIMEOUT": "soon"}, capture_output=True, text=True,
                           timeout=120)
@@ -167,16 +169,16 @@ def test_the_formula_warning_names_at_most_ten_columns() -> None:
     assert len(warnings) == 1 and "c09" in warnings[0] and "c10" not in warnings[0] and "and 15 more" in warnings[0]
 
 
-def test_columns_without_a_role_are_at_most_ten_warnings_and_the_report_keeps_all() -> None:
+def test_kept_identifier_columns_are_at_most_ten_warnings_and_the_report_keeps_all() -> None:
     from kgen import Config, prepare
     from kgen.run.roles import run_warnings, unnamed_columns
 
     data = {"age": [str(20 + i % 3) for i in range(30)]} | {f"id{i:02d}": [f"{i}-{r}" for r in range(30)]
                                                            for i in range(25)}
-    config = Config(qi=["age"], k=2)
+    config = Config(qi=["age"], k=2, keep_unnamed=True)
     table = prepare(data, config).table
     warnings = run_warnings(table, config)
-    assert len(warnings) == 11 and warnings[-1].startswith("and 15 more columns")
+    assert len(warnings) == 11 and warnings[-1].startswith("and 15 more kept columns")
     assert len(unnamed_columns(table, config)) == 25
 
 
@@ -186,7 +188,7 @@ def test_the_models_that_break_are_named_at_most_ten() -> None:
     sensitive = [f"s{i:02d}" for i in range(14)]
     data = {"x": ["a", "a", "b", "b"]} | {s: ["1", "1", "1", "1"] for s in sensitive}
     config = Config(qi=["x"], k=1, l=2, l_variant="entropy", sensitive=sensitive, suppression=0.0,
-                    hierarchies={"x": "flat"})
+                    hierarchies={"x": "flat"}, allow_k1=True)
     with pytest.raises(NoSolutionError) as caught:
         anonymize(data, config)
     text = str(caught.value)
@@ -204,7 +206,8 @@ def test_a_symlinked_output_is_refused(tmp_path: Path, capsys) -> None:
     target.write_text("kept\n")
     link = tmp_path / "out.csv"
     link.symlink_to(target)
-    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(link), "--quiet"]) == 2
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(link), "--quiet"]) == 2
     assert "symbolic link" in capsys.readouterr().err
     assert target.read_text() == "kept\n" and link.is_symlink()
 
@@ -214,7 +217,8 @@ def test_a_file_named_like_the_lock_is_never_deleted(tmp_path: Path) -> None:
     data = people(tmp_path)
     lookalike = tmp_path / ".out.csv.kgen-lock"
     lookalike.write_text("age,sex\n30,F\n", encoding="utf-8")
-    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     assert lookalike.read_text(encoding="utf-8") == "age,sex\n30,F\n"
     assert not (tmp_path / ".out.json.kgen-lock").exists()  # kgen's own lock files are removed
@@ -224,21 +228,25 @@ def test_apply_never_writes_over_a_hierarchy_its_report_names(tmp_path: Path, ca
     data = people(tmp_path)
     hierarchy = tmp_path / "sex.csv"
     hierarchy.write_text("M;*\nF;*\n", encoding="utf-8")
-    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
                  "--output", str(tmp_path / "out.csv"), "--quiet"]) == 0
     before = hierarchy.read_bytes()
-    assert main(["apply", str(data), "--report", str(tmp_path / "out.json"), "--output", str(hierarchy),
+    assert main(["apply",
+                 "--keep-unnamed", str(data), "--report", str(tmp_path / "out.json"), "--output", str(hierarchy),
                  "--apply-report", str(tmp_path / "again.json"), "--quiet"]) == 2
     assert hierarchy.read_bytes() == before
 
 
 def test_apply_never_writes_over_the_release_it_verified(tmp_path: Path) -> None:
     data = people(tmp_path)
-    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     release = tmp_path / "out.csv"
     before = release.read_bytes()
-    assert main(["apply", str(data), "--report", str(tmp_path / "out.json"), "--verify-release", str(release),
+    assert main(["apply",
+                 "--keep-unnamed", str(data), "--report", str(tmp_path / "out.json"), "--verify-release", str(release),
                  "--output", str(release), "--apply-report", str(tmp_path / "again.json"), "--quiet"]) == 2
     assert release.read_bytes() == before
 
@@ -246,10 +254,12 @@ def test_apply_never_writes_over_the_release_it_verified(tmp_path: Path) -> None
 def test_a_page_that_cannot_be_written_leaves_the_published_release_and_exit_0(tmp_path: Path, capsys) -> None:
     data = people(tmp_path)
     page = tmp_path / "missing-folder" / "page.html"
-    assert main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
                  "--html", str(tmp_path / "page.html"), "--quiet"]) == 0
     assert (tmp_path / "page.html").exists()
-    code = main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out2.csv"),
+    code = main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out2.csv"),
                  "--html", str(page), "--quiet"])
     # the page's folder is checked before the search (exit 2, nothing published) ...
     assert code == 2 and not (tmp_path / "out2.csv").exists()
@@ -265,7 +275,8 @@ def test_a_page_failing_after_publication_is_a_warning(tmp_path: Path, capsys, m
         raise InputError("cannot be written: No space left on device", file=str(tmp_path / "page.html"))
 
     monkeypatch.setattr(html, "write", full)
-    code = main(["anonymize", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
+    code = main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "2", "--output", str(tmp_path / "out.csv"),
                  "--html", str(tmp_path / "page.html"), "--quiet"])
     assert code == 0 and (tmp_path / "out.csv").exists() and (tmp_path / "out.json").exists()
     assert "No space left on device" in capsys.readouterr().err
@@ -277,7 +288,8 @@ def test_a_value_masked_whole_below_the_top_is_not_the_suppression_marker(tmp_pa
     data = tmp_path / "z.csv"
     data.write_text("zip,s\n1,s1\n1,s1\n2,s2\n2,s2\nAB,s1\nAC,s1\n", encoding="utf-8")
     out = tmp_path / "out.csv"
-    assert main(["anonymize", str(data), "--qi", "zip", "--k", "2", "--sensitive", "s", "--l", "2", "--l-variant",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "zip", "--k", "2", "--sensitive", "s", "--l", "2", "--l-variant",
                  "entropy", "--suppression", "0.34", "--hierarchy", "zip=mask", "--output", str(out),
                  "--quiet"]) == 0
     assert main(["check", str(out), "--qi", "zip", "--k", "2", "--sensitive", "s", "--l", "2", "--l-variant",
@@ -288,7 +300,7 @@ def test_a_hierarchy_file_with_the_marker_below_its_top_is_refused(tmp_path: Pat
     data = people(tmp_path)
     hierarchy = tmp_path / "sex.csv"
     hierarchy.write_text("M;*;*\nF;X;*\n", encoding="utf-8")
-    assert main(["anonymize", str(data), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
+    assert main(["anonymize", "--keep-unnamed", str(data), "--qi", "sex", "--k", "2", "--hierarchy", f"sex={hierarchy}",
                  "--output", str(tmp_path / "out.csv"), "--quiet"]) == 2
     assert "marks suppressed rows" in capsys.readouterr().err
 
@@ -299,7 +311,8 @@ def test_k_optimize_gives_the_empty_value_an_interval_of_its_own(tmp_path: Path)
     data = tmp_path / "ages.csv"
     data.write_text("age,zip\n30,1\n,1\n,1\n31,1\n32,1\n33,1\n", encoding="utf-8")
     out = tmp_path / "out.csv"
-    assert main(["anonymize", str(data), "--qi", "age", "--k", "2", "--algorithm", "k-optimize", "--output",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(data), "--qi", "age", "--k", "2", "--algorithm", "k-optimize", "--output",
                  str(out), "--quiet"]) == 0
     assert "(blank)" in out.read_text(encoding="utf-8")
 
@@ -393,7 +406,8 @@ def test_samarati_refuses_a_box_it_cannot_finish_without_a_limit() -> None:
     from kgen import Config, anonymize
 
     data, names = sixty_binary_qis()
-    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="samarati")
+    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="samarati",
+                    keep_unnamed=True)
     with pytest.raises(InputError, match="without a limit"):
         anonymize(data, config)
 
@@ -418,7 +432,8 @@ def test_certify_without_a_limit_on_a_huge_box_stops_at_its_default_and_reports_
 
     monkeypatch.setattr(certify, "DEFAULT_SECONDS", 3.0)
     data, names = sixty_binary_qis()
-    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="certify")
+    config = Config(qi=names, k=2, suppression=0.5, hierarchies=dict.fromkeys(names, "flat"), algorithm="certify",
+                    keep_unnamed=True)
     started = time.monotonic()
     result = anonymize(data, config)
     assert time.monotonic() - started < 120

@@ -233,7 +233,8 @@ def test_bestfirst_matches_exhaustive_on_cargo_with_far_fewer_evaluations(shared
     from kgen.run.prepare import prepare
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
-    prepared = prepare(table, Config(qi=table.columns[1:7], identifiers=("nr",), k=2, suppression=0.005))
+    prepared = prepare(table, Config(qi=table.columns[1:7], identifiers=("nr",), k=2, suppression=0.005,
+                                     keep_unnamed=True))
     problem = prepared.problem()
     assert problem.loss_is_log
     best = BestFirst().run(problem, Limits())
@@ -250,7 +251,8 @@ def test_bestfirst_evaluates_fewer_nodes_than_ola_on_cargo_10_qis(shared_data) -
     from lattice.search.ola import OLA
 
     table = read_csv(shared_data / "cargo2000" / "c2k_data_comma.csv")
-    prepared = prepare(table, Config(qi=table.columns[1:11], identifiers=("nr",), k=2, suppression=0.005))
+    prepared = prepare(table, Config(qi=table.columns[1:11], identifiers=("nr",), k=2, suppression=0.005,
+                                     keep_unnamed=True))
     problem = prepared.problem()
     best = BestFirst().run(problem, Limits())
     prepared.evaluator.clear_cache()

@@ -79,7 +79,8 @@ def test_k_optimize_finds_the_least_cost_of_every_cut_point_choice(case):
     if not small_enough(columns):
         return
     expected = brute_force(columns, k, suppression)
-    result = api.anonymize(columns, Config(qi=list(columns), k=k, suppression=suppression, algorithm="k-optimize"))
+    result = api.anonymize(columns, Config(qi=list(columns), k=k, suppression=suppression, algorithm="k-optimize",
+                                           keep_unnamed=True, allow_k1=True))
     assert result.search.stopped == "complete"
     assert result.search.params["cost"] == expected
     assert result.report["dm"] == expected  # the released node costs what k-Optimize says
@@ -94,21 +95,23 @@ def test_k_optimize_is_exact_with_or_without_its_greedy_seed(case, seed):
     columns, k, suppression = case
     if not small_enough(columns):
         return
-    oracle = cut_point_table(as_table(columns), Config(qi=list(columns), k=k, suppression=suppression)).oracle
+    oracle = cut_point_table(as_table(columns), Config(qi=list(columns), k=k, suppression=suppression,
+                                                       keep_unnamed=True, allow_k1=True)).oracle
     result = KOptimize(greedy_seed=seed).run(CutProblem(oracle), Limits())
     assert result.best.loss == brute_force(columns, k, suppression)
 
 
 def test_k_optimize_stopped_by_its_budget_still_releases_a_k_anonymous_table() -> None:
     columns = {"age": [str(20 + (i * 7) % 23) for i in range(60)], "sex": ["M", "F", "F"] * 20}
-    result = api.anonymize(columns, Config(qi=["age", "sex"], k=3, algorithm="k-optimize", max_evaluations=5))
+    result = api.anonymize(columns, Config(qi=["age", "sex"], k=3, algorithm="k-optimize", max_evaluations=5,
+                                           keep_unnamed=True))
     assert result.search.stopped == "budget" and result.report["stopped"] == "budget"
     assert check_k_anonymity(result.release, ["age", "sex"], 3).passed
 
 
 def test_k_optimize_intervals_are_consecutive_values_of_the_order() -> None:
     columns = {"age": ["1", "2", "3", "10", "11", "12", "20", "21", "22"]}
-    result = api.anonymize(columns, Config(qi=["age"], k=3, algorithm="k-optimize"))
+    result = api.anonymize(columns, Config(qi=["age"], k=3, algorithm="k-optimize", keep_unnamed=True))
     assert result.release.values["age"] == ["[1..3]"] * 3 + ["[10..12]"] * 3 + ["[20..22]"] * 3
     assert result.search.params["cut_points"] == {"age": ["10", "20"]}
     assert result.report["dm"] == 27.0
@@ -117,7 +120,7 @@ def test_k_optimize_intervals_are_consecutive_values_of_the_order() -> None:
 def test_k_optimize_refuses_l_diversity() -> None:
     columns = {"age": ["1", "2", "3", "4"], "d": ["x", "y", "x", "y"]}
     with pytest.raises(InputError, match="k-anonymity"):
-        api.prepare(columns, Config(qi=["age"], k=2, sensitive=["d"], l=2, algorithm="k-optimize"))
+        api.prepare(columns, Config(qi=["age"], k=2, sensitive=["d"], l=2, algorithm="k-optimize", keep_unnamed=True))
 
 
 @pytest.mark.slow  # over 5 s: runs in .ci/run's second step
@@ -125,7 +128,7 @@ def test_cli_k_optimize_release_passes_kgen_check_and_reports_the_cost(tmp_path:
     source = tmp_path / "t.csv"
     source.write_text("age,sex,x\n" + "".join(f"{20 + (i * 11) % 37},{'MF'[i % 2]},{i}\n" for i in range(120)))
     output, report = tmp_path / "o.csv", tmp_path / "o.json"
-    code = cli.main(["anonymize", str(source), "--qi", "age,sex", "--k", "4", "--suppression", "0.05",
+    code = cli.main(["anonymize", "--keep-unnamed", str(source), "--qi", "age,sex", "--k", "4", "--suppression", "0.05",
                      "--algorithm", "k-optimize", "--output", str(output), "--report", str(report), "--quiet"])
     capsys.readouterr()
     assert code == 0
@@ -141,7 +144,7 @@ def test_cli_k_optimize_release_passes_kgen_check_and_reports_the_cost(tmp_path:
 def test_k_optimize_is_not_a_search_of_a_hierarchy_lattice() -> None:
     from kgen.run.algorithms import REGISTRY, make_search
 
-    prepared = api.prepare({"a": list("xxyy")}, Config(qi=["a"], k=2, hierarchies={"a": "flat"}))
+    prepared = api.prepare({"a": list("xxyy")}, Config(qi=["a"], k=2, hierarchies={"a": "flat"}, keep_unnamed=True))
     assert "k-optimize" not in REGISTRY
     with pytest.raises(InputError, match="kgen.anonymize"):
         make_search("k-optimize").run(prepared.problem(), Limits())

@@ -57,7 +57,8 @@ def test_a_run_the_limit_cannot_hold_is_refused_before_reading(tmp_path: Path, m
     monkeypatch.setattr(memory, "address_space_limit", lambda: memory.Limit(300 << 20, "virtual", "ulimit -v"))
     with pytest.raises(OutOfMemoryError, match="ulimit -v is 300 MiB"):
         memory.check_fits(str(data), 5)
-    code = cli_main.main(["anonymize", str(data), "--qi", QIS, "--k", "2", "--output", str(tmp_path / "o.csv"),
+    code = cli_main.main(["anonymize",
+                          "--keep-unnamed", str(data), "--qi", QIS, "--k", "2", "--output", str(tmp_path / "o.csv"),
                           "--quiet"])
     assert code == ExitCode.OUT_OF_MEMORY
     assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -30,7 +30,7 @@ DATA = {"age": ["10", "20", "30", "70"], "c": ["a", "b", "c", "c"]}
 
 def evaluate(metric: str, node: tuple[int, ...], k: int, suppression: float = 1.0):
     config = Config(qi=["age", "c"], k=k, suppression=suppression, hierarchies={"age": AGE, "c": CAT},
-                    metric=metric, prune=False)
+                    metric=metric, prune=False, keep_unnamed=True, allow_k1=True)
     return prepare(from_mapping(DATA), config, require_feasible=False).evaluator.evaluate(node)
 
 
@@ -66,7 +66,7 @@ def test_metric_values_match_hand_computation(metric: str, node: tuple[int, ...]
 def test_unknown_metric_is_an_input_error() -> None:
     with pytest.raises(InputError, match="unknown metric 'gain'"):
         make_objective("gain")
-    assert main(["anonymize", "x.csv", "--qi", "a", "--k", "2", "--metric", "gain"]) == 2
+    assert main(["anonymize", "--keep-unnamed", "x.csv", "--qi", "a", "--k", "2", "--metric", "gain"]) == 2
 
 
 def random_table(draw_rows: list[tuple[int, int, str]]) -> tuple[dict, dict]:
@@ -88,7 +88,8 @@ def test_every_metric_is_in_unit_range_and_monotone_when_nothing_is_suppressed(r
     every loss lies in [0, 1]."""
     data, hierarchies = random_table(rows)
     for metric in OBJECTIVES:
-        config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False, suppression=1.0)
+        config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False, suppression=1.0,
+                        keep_unnamed=True, allow_k1=True)
         evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
         results = {n: evaluator.evaluate(n) for n in NODES}
         assert all(0.0 <= e.loss <= 1.0 for e in results.values())
@@ -105,14 +106,15 @@ def test_metrics_other_than_log_can_fall_when_a_level_rises_with_suppression(met
     h = Hierarchy.from_rows("x", [["a", "ac", "*"], ["c", "ac", "*"], ["b", "bd", "*"], ["d", "bd", "*"],
                                   ["z", "z", "*"]])
     data = {"x": ["a", "b", "c", "d"] + ["z"] * 6}
-    config = Config(qi=["x"], k=2, suppression=0.4, hierarchies={"x": h}, metric=metric, prune=False)
+    config = Config(qi=["x"], k=2, suppression=0.4, hierarchies={"x": h}, metric=metric, prune=False, keep_unnamed=True)
     prepared = prepare(from_mapping(data), config)
     low, high = prepared.evaluator.evaluate((0,)), prepared.evaluator.evaluate((1,))
     assert low.feasible and high.feasible
     assert high.loss < low.loss
     assert not make_objective(metric).monotone
     assert not prepared.evaluator.monotone_loss
-    zero = prepare(from_mapping(data), Config(qi=["x"], k=2, hierarchies={"x": h}, metric=metric, prune=False))
+    zero = prepare(from_mapping(data), Config(qi=["x"], k=2, hierarchies={"x": h}, metric=metric, prune=False,
+                                              keep_unnamed=True))
     assert zero.evaluator.monotone_loss  # with suppression limit 0, feasible nodes suppress nothing
 
 
@@ -128,7 +130,7 @@ def test_each_objective_answers_its_declared_interface(rows: list, k: int, suppr
                  objective.from_summary)
         assert all(isinstance(flag, bool) for flag in flags)
         config = Config(qi=["x", "y"], k=k, hierarchies=hierarchies, metric=metric, prune=False,
-                        suppression=suppression)
+                        suppression=suppression, keep_unnamed=True, allow_k1=True)
         evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
         table = evaluator.table
         for node in NODES:
@@ -158,7 +160,7 @@ def test_exact_searches_agree_with_exhaustive_for_every_metric(rows: list, k: in
     evaluator says it is monotone."""
     data, hierarchies = random_table(rows)
     config = Config(qi=["x", "y"], k=k, suppression=suppression, hierarchies=hierarchies, metric=metric,
-                    sensitive=["s"], prune=False)
+                    sensitive=["s"], prune=False, keep_unnamed=True, allow_k1=True)
     prepared = prepare(from_mapping(data), config, require_feasible=False)
     exact = [make_search(name) for name, search in REGISTRY.items() if search.exact and name != "exhaustive"]
     reference = Exhaustive().run(prepared.problem(), Limits()).best
@@ -180,7 +182,7 @@ def test_cell_cost_loss_with_suppression_equals_a_row_by_row_recomputation() -> 
     n = 300
     ages = [str(v) if v % 17 else "?" for v in rng.integers(17, 90, n)]
     colors = [str(c) for c in rng.choice(["red", "green", "blue", "grey"], n)]
-    config = Config(qi=["age", "color"], k=4, suppression=0.5, metric="ncp", prune=False)
+    config = Config(qi=["age", "color"], k=4, suppression=0.5, metric="ncp", prune=False, keep_unnamed=True)
     prepared = prepare(from_mapping({"age": ages, "color": colors}), config)
     evaluator, encoded = prepared.evaluator, prepared.encoded
     for node in itertools.product(range(encoded.heights[0] + 1), range(encoded.heights[1] + 1)):
@@ -204,7 +206,8 @@ def test_report_has_every_metric_and_the_privacy_figures(adult_csv: Path, adult_
     sample = tmp_path / "adult.csv"
     sample.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = tmp_path / "out.csv"
-    assert main(["anonymize", str(sample), "--qi", "sex,age,race", "--k", "5", "--sensitive", "salary-class",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(sample), "--qi", "sex,age,race", "--k", "5", "--sensitive", "salary-class",
                  "--l", "2", "--suppression", "0.02", "--metric", "entropy", "--hierarchy-dir", str(adult_dir),
                  "--output", str(output), "--quiet"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
@@ -221,7 +224,8 @@ def test_report_has_every_metric_and_the_privacy_figures(adult_csv: Path, adult_
 def test_each_metric_drives_the_search(metric: str) -> None:
     """The search minimizes the selected metric: the reported node has the least loss of all feasible nodes."""
     data, hierarchies = random_table([(i % 4, (i * 7) % 3, "pq"[i % 2]) for i in range(40)])
-    config = Config(qi=["x", "y"], k=3, suppression=0.1, hierarchies=hierarchies, metric=metric, prune=False)
+    config = Config(qi=["x", "y"], k=3, suppression=0.1, hierarchies=hierarchies, metric=metric, prune=False,
+                    keep_unnamed=True)
     result = anonymize(from_mapping(data), config)
     evaluator = prepare(from_mapping(data), config).evaluator
     losses = [evaluator.evaluate(n).loss for n in NODES if evaluator.evaluate(n).feasible]

@@ -194,7 +194,7 @@ def test_every_release_of_a_random_table_passes_the_independent_verifier(tmp_pat
     original = tmp_path / "original.csv"
     frame.to_csv(original, index=False, sep=";")
     hierarchies = {c: str(tmp_path / "h.csv") for c, kind in kinds.items() if kind == "hierarchy"}
-    spec = build_spec(Source(original), list(kinds), k, l, "s", kinds, hierarchies)
+    spec = build_spec(Source(original), list(kinds), k, l, "s", kinds, hierarchies, keep_unnamed=True)
     feasible = len(frame) >= k and frame["s"].nunique() >= l
     table = Source(original).read([q.name for q in spec.qis if q.numeric])
     if not feasible:
@@ -215,7 +215,7 @@ def test_every_release_of_a_random_table_passes_the_independent_verifier(tmp_pat
 @pytest.fixture
 def poker_release(tmp_path):
     original = poker.write_csv(tmp_path / "poker.csv", rows=3000, seed=4)
-    spec = build_spec(Source(original), list(poker.QIS), 5, 2, "CLASS")
+    spec = build_spec(Source(original), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
     result = anonymize_fragment(Source(original).read(list(poker.QIS)), spec)
     release = tmp_path / "release.csv"
     write_csv(result.release, release)
@@ -276,7 +276,8 @@ def test_verifier_checks_hierarchy_cells_against_the_hierarchy_file(tmp_path):
 def test_adult_with_hierarchies_for_country_and_occupation_and_intervals_for_age(tmp_path):
     source = Source(DATA / "adult.csv")
     hierarchies = {c: DATA / f"adult_hierarchy_{c}.csv" for c in ("native-country", "occupation")}
-    spec = build_spec(source, ["native-country", "occupation", "age"], 10, 2, "salary-class", None, hierarchies)
+    spec = build_spec(source, ["native-country", "occupation", "age"], 10, 2, "salary-class", None, hierarchies,
+                      keep_unnamed=True)
     assert [q.strategy for q in spec.qis] == ["hierarchy", "hierarchy", "interval"]
     result = anonymize_fragment(source.read(["age"]), spec)
     release = tmp_path / "adult.csv"
@@ -303,7 +304,8 @@ QI_ARG = ",".join(poker.QIS)
 @pytest.mark.slow  # over 4 s: runs in .ci/run's second step
 def test_kgen_mondrian_writes_a_verified_release_and_report_that_kgen_check_accepts(tmp_path):
     poker.write_csv(tmp_path / "poker.csv", rows=4000, seed=1)
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
+    done = kgen("mondrian",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "poker_mondrian.json").read_text())
@@ -327,7 +329,7 @@ def test_kgen_mondrian_writes_a_verified_release_and_report_that_kgen_check_acce
 ])
 def test_kgen_mondrian_user_errors_are_one_line_with_their_exit_code(tmp_path, args, code, text):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
-    base = ["mondrian", "poker.csv", "--k", "5"] + ([] if "--qi" in args else ["--qi", QI_ARG])
+    base = ["mondrian", "--keep-unnamed", "poker.csv", "--k", "5"] + ([] if "--qi" in args else ["--qi", QI_ARG])
     done = kgen(*base, *args, cwd=tmp_path)
     assert done.returncode == code, done.stderr
     assert text in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -338,7 +340,7 @@ def test_interval_on_a_text_column_names_the_value(tmp_path):
     source = tmp_path / "t.csv"
     source.write_text("a,s\n1,x\nfoo,y\n")
     with pytest.raises(InputError, match="'foo' is not a number"):
-        build_spec(Source(source), ["a"], 1, 1, "s", "interval")
+        build_spec(Source(source), ["a"], 1, 1, "s", "interval", keep_unnamed=True)
 
 
 def test_linear_split_placement_equals_a_stable_sort():

@@ -29,7 +29,7 @@ def table(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def spec(table) -> Spec:
-    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS")
+    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,8 @@ def test_fragment_ncp_adds_up_to_the_ncp_of_the_whole_release(tmp_path, table, s
 
 @pytest.mark.slow
 def test_kgen_mondrian_workers_on_a_local_cluster_publishes_verified_parts(tmp_path, table):
-    done = subprocess.run([sys.executable, "-m", "kgen", "mondrian", str(table), "--qi", QI_ARG, "--k", "5",
+    done = subprocess.run([sys.executable, "-m", "kgen", "mondrian",
+                           "--keep-unnamed", str(table), "--qi", QI_ARG, "--k", "5",
                            "--sensitive", "CLASS", "--l", "2", "--workers", "2", "--partitioning", "quantile",
                            "--sample", "0.01", "--output", str(tmp_path / "out"), "--quiet"],
                           capture_output=True, text=True, timeout=180)
@@ -123,7 +124,8 @@ def test_kgen_mondrian_workers_on_a_local_cluster_publishes_verified_parts(tmp_p
 
 @pytest.mark.slow
 def test_an_unreachable_scheduler_exits_6(tmp_path, table):
-    done = subprocess.run([sys.executable, "-m", "kgen", "mondrian", str(table), "--qi", QI_ARG, "--k", "5",
+    done = subprocess.run([sys.executable, "-m", "kgen", "mondrian",
+                           "--keep-unnamed", str(table), "--qi", QI_ARG, "--k", "5",
                            "--workers", "2", "--scheduler", "tcp://127.0.0.1:9", "--output", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 6 and "cannot connect" in done.stderr and not (tmp_path / "o").exists()

@@ -53,7 +53,8 @@ def strict_json(path: Path) -> dict:
 
 def test_the_report_records_the_checksum_of_the_release_beside_it(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv")
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     report = strict_json(tmp_path / "out.json")
     assert report["provenance"]["release"]["sha256"] == sha256(tmp_path / "out.csv")
@@ -66,8 +67,9 @@ def test_two_runs_on_one_output_leave_a_consistent_pair(tmp_path: Path) -> None:
     release is that release's report (before: a k = 50 "verified" report beside a k = 2 release)."""
     data = write_table(tmp_path / "people.csv", rows=3000)
     out = tmp_path / "out.csv"
-    procs = [subprocess.Popen([sys.executable, "-m", "kgen", "mondrian", str(data), "--qi", "age,zip,sex", "--k",
-                               str(k), "--output", str(out), "--quiet"], stderr=subprocess.PIPE)
+    procs = [subprocess.Popen([sys.executable, "-m", "kgen", "mondrian",
+                               "--keep-unnamed", str(data), "--qi", "age,zip,sex", "--k",
+                               str(k), "--allow-k1", "--output", str(out), "--quiet"], stderr=subprocess.PIPE)
              for k in (2, 50)]
     assert [p.wait(timeout=240) for p in procs] == [0, 0]
     report = strict_json(tmp_path / "out.json")
@@ -81,7 +83,8 @@ def test_a_failed_check_publishes_nothing(tmp_path: Path, monkeypatch) -> None:
     data = write_table(tmp_path / "people.csv")
     failing = checker.MondrianCheck(rows=1, problems=["planted: a class of k - 1 rows"])
     monkeypatch.setattr(checker, "check_release", lambda *a, **k: failing)
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
 
@@ -93,7 +96,7 @@ def test_an_output_naming_a_hierarchy_it_reads_is_refused(tmp_path: Path) -> Non
     hierarchy = folder / "people_hierarchy_sex.csv"
     hierarchy.write_text("M;*\nF;*\n", encoding="utf-8")
     before = hierarchy.read_bytes()
-    code = main(["mondrian", str(data), "--qi", "age,sex", "--k", "5", "--hierarchy-dir", str(folder),
+    code = main(["mondrian", "--keep-unnamed", str(data), "--qi", "age,sex", "--k", "5", "--hierarchy-dir", str(folder),
                  "--output", str(hierarchy), "--quiet"])
     assert code == 2 and hierarchy.read_bytes() == before
 
@@ -132,7 +135,7 @@ def test_unreadable_input_is_one_line_without_data(tmp_path: Path, case: str) ->
         path.write_text("age,zip\n", encoding="utf-8")
     else:
         path.write_text(f"age,zip\n30,1\n31,{secret},9\n32,3\n", encoding="utf-8")
-    code, out, err = run_cli("mondrian", str(path), "--qi", "age,zip", "--k", "2", "--output",
+    code, out, err = run_cli("mondrian", "--keep-unnamed", str(path), "--qi", "age,zip", "--k", "2", "--output",
                              str(tmp_path / "out.csv"))
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -143,7 +146,7 @@ def test_unreadable_input_is_one_line_without_data(tmp_path: Path, case: str) ->
 def test_a_malformed_scheduler_is_refused_at_once(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv")
     started = time.monotonic()
-    code, _, err = run_cli("mondrian", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
+    code, _, err = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
                            "--scheduler", "tcp://no host:99999", "--output", str(tmp_path / "parts"))
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert time.monotonic() - started < 15
@@ -169,7 +172,7 @@ def test_a_silent_scheduler_is_exit_6_within_the_connect_timeout(tmp_path: Path)
     thread.start()
     try:
         started = time.monotonic()
-        code, _, err = run_cli("mondrian", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
+        code, _, err = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--workers", "2",
                                "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}", "--connect-timeout", "2",
                                "--output", str(tmp_path / "parts"))
         assert code == ClusterError.exit_code == 6, err
@@ -192,7 +195,8 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatch,
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files.os, "fsync", full)
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
@@ -203,7 +207,8 @@ def test_huge_numbers_give_a_valid_json_report(tmp_path: Path) -> None:
     null (before: `"ncp": NaN`, invalid JSON)."""
     data = tmp_path / "huge.csv"
     data.write_text("x,y\n" + "".join(f"{v},{i % 3}\n" for i, v in enumerate(["1e308", "-1e308"] * 10)))
-    assert main(["mondrian", str(data), "--qi", "x,y", "--k", "2", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "x,y", "--k", "2", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     strict_json(tmp_path / "out.json")
 
@@ -211,7 +216,8 @@ def test_huge_numbers_give_a_valid_json_report(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_sigterm_during_a_distributed_run_is_one_line(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv", rows=400_000)
-    process = subprocess.Popen([sys.executable, "-m", "kgen", "mondrian", str(data), "--qi", "age,zip,sex", "--k",
+    process = subprocess.Popen([sys.executable, "-m", "kgen", "mondrian",
+                                "--keep-unnamed", str(data), "--qi", "age,zip,sex", "--k",
                                 "5", "--workers", "2", "--output", str(tmp_path / "parts")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120  # the signal comes once the run has its temporary folder: mid-run
@@ -230,7 +236,8 @@ def test_mondrian_check_reads_a_text_qi_as_a_set(tmp_path: Path) -> None:
     """A release of text QIs, as written, passes: a text QI is checked as a set, as the engine generalizes it
     (before: every QI was taken for an interval and `{F|M}` failed)."""
     data = write_table(tmp_path / "people.csv")
-    assert main(["mondrian", str(data), "--qi", "sex,disease", "--k", "40", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "sex,disease", "--k", "40", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     assert "{" in (tmp_path / "out.csv").read_text()  # sets were released
     assert main(["mondrian-check", str(data), str(tmp_path / "out.csv"), "--qi", "sex,disease", "--k", "40"]) == 0
@@ -238,7 +245,7 @@ def test_mondrian_check_reads_a_text_qi_as_a_set(tmp_path: Path) -> None:
 
 def test_a_repeated_qi_option_extends_as_in_anonymize(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv")
-    assert main(["mondrian", str(data), "--qi", "age", "--qi", "zip", "--k", "5", "--output",
+    assert main(["mondrian", "--keep-unnamed", str(data), "--qi", "age", "--qi", "zip", "--k", "5", "--output",
                  str(tmp_path / "out.csv"), "--quiet"]) == 0
     assert strict_json(tmp_path / "out.json")["quasi_identifiers"] == ["age", "zip"]
 
@@ -254,7 +261,8 @@ def test_mondrian_reports_use_the_in_memory_names(tmp_path: Path) -> None:
     from kgen.report.build import ANONYMIZE_KEYS
 
     data = write_table(tmp_path / "people.csv")
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "5", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     report = strict_json(tmp_path / "out.json")
     shared = {"algorithm", "models", "k", "l", "l_variant", "quasi_identifiers", "identifiers", "sensitive",
@@ -275,7 +283,8 @@ def test_a_glob_input_is_read_and_checked_as_one_table(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.csv").write_text("\n".join([header, *rows[:150]]) + "\n", encoding="utf-8")
     (tmp_path / "in" / "b.csv").write_text("\n".join([header, *rows[150:]]) + "\n", encoding="utf-8")
-    assert main(["mondrian", str(tmp_path / "in" / "*.csv"), "--qi", "age,zip", "--k", "5", "--output",
+    assert main(["mondrian",
+                 "--keep-unnamed", str(tmp_path / "in" / "*.csv"), "--qi", "age,zip", "--k", "5", "--output",
                  str(tmp_path / "out.csv"), "--quiet"]) == 0
     assert strict_json(tmp_path / "out.json")["verified"]["rows"] == 300
 
@@ -287,7 +296,8 @@ def test_mondrian_risk_comes_from_the_recorded_class_sizes_and_equals_the_releas
     from kgen.report.risk import risk_report
 
     data = write_table(tmp_path / "people.csv", rows=300)
-    assert main(["mondrian", str(data), "--qi", "age,zip", "--k", "4", "--output", str(tmp_path / "out.csv"),
+    assert main(["mondrian",
+                 "--keep-unnamed", str(data), "--qi", "age,zip", "--k", "4", "--output", str(tmp_path / "out.csv"),
                  "--quiet"]) == 0
     report = strict_json(tmp_path / "out.json")
     grouped = risk_report(read_csv(tmp_path / "out.csv"), ["age", "zip"])

@@ -67,7 +67,7 @@ def table(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def spec(table) -> Spec:
-    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS")
+    return build_spec(Source(table), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
 
 
 def kgen(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -101,7 +101,9 @@ def test_workers_run_the_drivers_interpreter_unless_the_user_chose_one():
 ])
 def test_engine_options_that_do_not_fit_are_one_line_exit_2(tmp_path, args, text):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--output", "out", *args, cwd=tmp_path)
+    done = kgen("mondrian",
+                "--allow-k1",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--output", "out", *args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert text in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["poker.csv"]
@@ -128,7 +130,8 @@ def test_missing_java_runtime_is_one_line_exit_2(tmp_path, pyspark, java_home):
     env["PATH"] = str(tmp_path / "bin")  # no java here; kgen runs from sys.executable's absolute path
     if java_home:
         env["JAVA_HOME"] = str(tmp_path / "bin")  # set, but without bin/java: Spark's launcher looks only there
-    done = kgen("mondrian", "poker.csv", "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
+    done = kgen("mondrian",
+                "--keep-unnamed", "poker.csv", "--qi", QI_ARG, "--k", "5", "--workers", "2", "--engine", "spark",
                 "--output", "out", cwd=tmp_path, env=env)
     assert done.returncode == 2, done.stderr
     assert "needs a Java runtime" in done.stderr and ("JAVA_HOME=" in done.stderr) == bool(java_home)
@@ -146,7 +149,7 @@ def test_kgen_mondrian_engine_spark_publishes_the_same_parts_as_dask(tmp_path, t
     decoy = tmp_path / "bin" / "python3"
     decoy.write_text("#!/bin/sh\necho 'not the driver interpreter' >&2\nexit 97\n")
     decoy.chmod(0o755)
-    common = ["mondrian", str(table), "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
+    common = ["mondrian", "--keep-unnamed", str(table), "--qi", QI_ARG, "--k", "5", "--sensitive", "CLASS", "--l", "2",
               "--workers", "2", "--sample", "0.01", "--seed", "3", "--quiet"]
     dask = kgen(*common, "--output", "dask", cwd=tmp_path)
     assert dask.returncode == 0, dask.stderr
@@ -180,7 +183,8 @@ def test_spark_engine_matches_the_serial_run_and_reports_a_small_fragment_as_no_
         assert Path(a.path).read_bytes() == Path(b.path).read_bytes()
     assert summary(spec, [t.result for t in run.tasks]) == summary(spec, [t.result for t in serial.tasks])
     assert set(run.seconds) == {"plan", "cluster_start", "tasks", "total", "total_without_cluster_start"}
-    big_k = build_spec(Source(table), list(poker.QIS), 2500, 1)  # 8000 rows: a quarter cannot hold 2500
+    big_k = build_spec(Source(table), list(poker.QIS), 2500, 1,
+                       keep_unnamed=True)  # 8000 rows: a quarter cannot hold 2500
     (tmp_path / "small").mkdir()
     with pytest.raises(NoSolutionError, match="fragment .* too small") as caught:
         anonymize_distributed(table, big_k, tmp_path / "small", 4, "quantile", 0.01, seed=1, engine="spark")

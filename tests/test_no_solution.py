@@ -41,7 +41,9 @@ def anonymize(tmp_path: Path, capsys, rows: str, hierarchy: str, *extra: str) ->
     source.write_text(rows)
     tree.write_text(hierarchy)
     capsys.readouterr()
-    code = cli.main(["anonymize", str(source), "--qi", "x", "--sensitive", "s", "--hierarchy", f"x={tree}",
+    code = cli.main(["anonymize",
+                     "--allow-k1",
+                     "--keep-unnamed", str(source), "--qi", "x", "--sensitive", "s", "--hierarchy", f"x={tree}",
                      "--output", str(output), "--quiet", *extra])
     return code, capsys.readouterr().err.strip(), output
 
@@ -105,7 +107,7 @@ def test_advice_on_a_lattice_too_large_to_scan_says_the_limit_is_sufficient_not_
     source.write_text(ROWS)
     (tmp_path / "x.csv").write_text(HIERARCHY)
     config = Config(qi=["x"], k=1, suppression=0.0, sensitive=["s"], l=2, l_variant="entropy",
-                    hierarchies={"x": str(tmp_path / "x.csv")})
+                    hierarchies={"x": str(tmp_path / "x.csv")}, keep_unnamed=True, allow_k1=True)
     prepared = prepare(read_csv(source), config, require_feasible=False)
     least = least_suppressed(prepared.evaluator, prepared.heights, scan=1)
     assert not least.proved and least.evaluation.suppressed == 3
@@ -120,7 +122,7 @@ def test_k_above_the_row_count_with_t_1_is_decided_like_k_equal_to_it(tmp_path: 
     outputs = {}
     for k in (3, 4, 10):
         output = tmp_path / f"out{k}.csv"
-        code = cli.main(["anonymize", str(source), "--qi", "a,b", "--k", str(k), "--suppression", "1",
+        code = cli.main(["anonymize", "--keep-unnamed", str(source), "--qi", "a,b", "--k", str(k), "--suppression", "1",
                          "--algorithm", "exhaustive", "--output", str(output), "--quiet"])
         assert code == 0, capsys.readouterr().err
         outputs[k] = output.read_text()
@@ -129,7 +131,8 @@ def test_k_above_the_row_count_with_t_1_is_decided_like_k_equal_to_it(tmp_path: 
         assert check_k_anonymity(read_csv(output), ["a", "b"], k, 1.0).passed
     assert outputs[3] == outputs[4] == outputs[10] == "a,b\n*,*\n*,*\n*,*\n"
     capsys.readouterr()
-    assert cli.main(["anonymize", str(source), "--qi", "a,b", "--k", "4", "--suppression", "0.99", "--output",
+    assert cli.main(["anonymize",
+                     "--keep-unnamed", str(source), "--qi", "a,b", "--k", "4", "--suppression", "0.99", "--output",
                      str(tmp_path / "no.csv"), "--quiet"]) == 2
     assert "larger than the number of rows" in capsys.readouterr().err
 
@@ -137,7 +140,7 @@ def test_k_above_the_row_count_with_t_1_is_decided_like_k_equal_to_it(tmp_path: 
 def test_the_api_prepares_a_non_monotone_problem_whose_top_fails() -> None:
     data = from_mapping({"x": ["a", "a", "b"], "s": ["1", "2", "1"]})
     config = Config(qi=["x"], k=1, suppression=0.34, sensitive=["s"], l=2, l_variant="entropy",
-                    hierarchies={"x": "flat"})
+                    hierarchies={"x": "flat"}, keep_unnamed=True, allow_k1=True)
     prepared = prepare(data, config)
     assert not prepared.evaluator.monotone_feasibility and not prepared.evaluator.feasible((1,))
     assert prepared.evaluator.feasible((0,))

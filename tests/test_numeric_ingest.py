@@ -456,7 +456,7 @@ def test_prepare_and_anonymize_give_the_same_with_and_without_the_readers_number
     table = read_csv(_people(tmp_path))
     assert all(table.values[c].numbers is not None for c in ("age", "zip", "debt"))  # the fast path is taken
     plain = _without_numbers(table)
-    config = Config(**CONFIGS[name])
+    config = Config(**CONFIGS[name], keep_unnamed=True)
     fast, slow = prepare(table, config), prepare(plain, config)
     assert fast.box == slow.box and fast.heights == slow.heights
     for column in config.qi:
@@ -481,7 +481,7 @@ def test_a_table_of_row_slices_of_integer_columns_prepares_as_without_numbers(tm
                     encoding="utf-8")
     table = read_csv(path)
     head = Table(table.columns, {c: v[:200] for c, v in table.values.items()}, table.source)  # the last row left out
-    config = Config(qi=["age", "zip"], k=5, algorithm="exhaustive")
+    config = Config(qi=["age", "zip"], k=5, algorithm="exhaustive", keep_unnamed=True)
     fast, slow = prepare(head, config), prepare(_without_numbers(head), config)
     assert fast.heights == slow.heights
     assert [q.labels for q in fast.encoded.qis] == [q.labels for q in slow.encoded.qis]
@@ -505,7 +505,7 @@ def test_a_missing_token_among_the_numbers_takes_the_general_path(tmp_path):
     assert integer_labels(debt, ("?",)) is debt.numbers
     assert integer_labels(debt, ("-1",)) is None  # -1 occurs: it must become the missing value
     assert integer_labels(debt, ("-2", "007", "+3")) is debt.numbers  # absent, or never a canonical label
-    prepared = prepare(table, Config(qi=["debt", "age"], k=2, suppression=0.5, missing=("-1",)))
+    prepared = prepare(table, Config(qi=["debt", "age"], k=2, suppression=0.5, missing=("-1",), keep_unnamed=True))
     hierarchy = prepared.hierarchies["debt"]
     assert hierarchy.paths["-1"][1:-1] == ("-1",) * (hierarchy.height - 1)  # missing stays itself below the top
     assert hierarchy.levels is None and prepared.hierarchies["age"].levels is not None
@@ -614,7 +614,7 @@ def _made(prepared) -> set[tuple[int, int]]:
 
 def test_prepare_makes_only_the_levels_that_pre_pruning_evaluated(tmp_path):
     table = read_csv(_people(tmp_path, rows=2000))
-    prepared = prepare(table, Config(qi=["age", "zip", "debt"], k=5, suppression=0.01))
+    prepared = prepare(table, Config(qi=["age", "zip", "debt"], k=5, suppression=0.01, keep_unnamed=True))
     assert all(isinstance(qi.codes, LevelCodes) for qi in prepared.encoded.qis)
     evaluated = prepared.evaluator.state.evaluations
     touched = {(i, node[i]) for node in evaluated for i in range(len(node))}
@@ -632,11 +632,11 @@ def test_prepare_of_a_large_table_counts_pre_pruning_from_leaves_and_makes_no_le
                         rng.integers(10000, 10500, rows).astype(str))
     path.write_text("age,zip\n" + "\n".join(lines.tolist()) + "\n", encoding="utf-8")
     table = read_csv(path)
-    prepared = prepare(table, Config(qi=["age", "zip"], k=3, suppression=0.0))
+    prepared = prepare(table, Config(qi=["age", "zip"], k=3, suppression=0.0, keep_unnamed=True))
     assert prepared.encoded.n >= prepared.evaluator.state.class_tables.min_saving
     assert all(isinstance(qi.codes, LevelCodes) for qi in prepared.encoded.qis)
     assert _made(prepared) == set()
-    plain = prepare(_without_numbers(table), Config(qi=["age", "zip"], k=3, suppression=0.0))
+    plain = prepare(_without_numbers(table), Config(qi=["age", "zip"], k=3, suppression=0.0, keep_unnamed=True))
     assert plain.box == prepared.box
 
 

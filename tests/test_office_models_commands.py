@@ -47,7 +47,9 @@ def test_each_model_runs_reports_checks_and_applies(adult_sample: Path, adult_di
                                                     capsys: pytest.CaptureFixture, name: str, flags: list[str],
                                                     stricter: list[str], model: str) -> None:
     output = tmp_path / "out.csv"
-    code = main(["anonymize", str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--algorithm",
+    code = main(["anonymize",
+                 "--keep-unnamed", "--allow-k1",
+                 str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--algorithm",
                  "bestfirst", "--output", str(output), *flags])
     assert code == 0
     shown = capsys.readouterr().out
@@ -60,7 +62,9 @@ def test_each_model_runs_reports_checks_and_applies(adult_sample: Path, adult_di
     assert main(["check", str(output), *BASE, *flags]) == 0
     assert main(["check", str(output), *BASE, *stricter]) == 1
     again = tmp_path / "again.csv"
-    assert main(["apply", str(adult_sample), "--report", str(output.with_suffix(".json")), "--output", str(again),
+    assert main(["apply",
+                 "--keep-unnamed",
+                 str(adult_sample), "--report", str(output.with_suffix(".json")), "--output", str(again),
                  "--allow-k1", "--quiet"]) == 0
     assert again.read_bytes() == output.read_bytes()
     assert json.loads(again.with_suffix(".json").read_text())["models"] == report["models"]
@@ -69,7 +73,9 @@ def test_each_model_runs_reports_checks_and_applies(adult_sample: Path, adult_di
 def test_the_average_risk_of_a_release_is_kgen_risks_mean(adult_sample: Path, adult_dir: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture) -> None:
     output = tmp_path / "out.csv"
-    assert main(["anonymize", str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--algorithm",
+    assert main(["anonymize",
+                 "--keep-unnamed", "--allow-k1",
+                 str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--algorithm",
                  "bestfirst", "--output", str(output), "--max-average-risk", "0.02", "--quiet"]) == 0
     capsys.readouterr()
     assert main(["risk", str(output), "--qi", ",".join(QIS), "--json"]) == 0
@@ -85,16 +91,18 @@ def test_each_model_is_a_config_field_and_a_run_toml_key(adult_sample: Path, adu
                                                          field: str, value: float) -> None:
     extra = {"sampling_fraction": 0.2} if field == "k_map" else {}
     config = Config(qi=QIS, k=1, sensitive=["salary-class"], suppression=0.02, algorithm="bestfirst",
-                    hierarchy_dir=str(adult_dir), **{field: value}, **extra)
+                    hierarchy_dir=str(adult_dir), **{field: value}, **extra, keep_unnamed=True, allow_k1=True)
     result = anonymize(str(adult_sample), config)
     assert result.report[field] == value
     toml = tmp_path / "run.toml"
-    lines = [f'qi = {json.dumps(QIS)}', "k = 1", 'sensitive = ["salary-class"]', "suppression = 0.02",
+    lines = [f'qi = {json.dumps(QIS)}', "k = 1", "allow-k1 = true", 'sensitive = ["salary-class"]',
+             "suppression = 0.02",
              'algorithm = "bestfirst"', f'hierarchy_dir = "{adult_dir}"', f"{field} = {value}"]
     lines += [f"{k} = {v}" for k, v in extra.items()]
     toml.write_text("\n".join(lines) + "\n")
     output = tmp_path / "toml.csv"
-    assert main(["anonymize", str(adult_sample), "--config", str(toml), "--output", str(output), "--quiet"]) == 0
+    assert main(["anonymize",
+                 "--keep-unnamed", str(adult_sample), "--config", str(toml), "--output", str(output), "--quiet"]) == 0
     assert json.loads(output.with_suffix(".json").read_text())["models"] == result.report["models"]
 
 
@@ -110,7 +118,8 @@ def test_each_model_is_a_config_field_and_a_run_toml_key(adult_sample: Path, adu
 def test_bad_parameters_are_one_line_input_errors(adult_sample: Path, adult_dir: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture, flags: list[str],
                                                   message: str) -> None:
-    code = main(["anonymize", str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--output",
+    code = main(["anonymize", "--allow-k1",
+                 "--keep-unnamed", str(adult_sample), *BASE, "--hierarchy-dir", str(adult_dir), "--output",
                  str(tmp_path / "o.csv"), *flags])
     error = capsys.readouterr().err
     assert code == 2 and message in error and "Traceback" not in error
@@ -171,8 +180,11 @@ def test_a_partitioned_run_keeps_an_estimated_k_map_and_checks_k_prime(adult_sam
     pytest.importorskip("distributed")  # optional dependency: the partitioned engine runs on Dask
     base = ["--qi", ",".join(QIS), "--k", "2", "--k-map", "10", "--sampling-fraction", "0.3", "--hierarchy-dir",
             str(adult_dir), "--quiet"]
-    assert main(["anonymize", str(adult_sample), *base, "--partitioned", "--output", str(tmp_path / "parts")]) == 0
-    assert main(["anonymize", str(adult_sample), *base, "--output", str(tmp_path / "whole.csv")]) == 0
+    assert main(["anonymize",
+                 "--allow-k1",
+                 "--keep-unnamed", str(adult_sample), *base, "--partitioned", "--output", str(tmp_path / "parts")]) == 0
+    assert main(["anonymize", "--allow-k1", "--keep-unnamed", str(adult_sample), *base, "--output",
+                 str(tmp_path / "whole.csv")]) == 0
     parts, whole = (json.loads((tmp_path / name).read_text()) for name in ("parts.json", "whole.json"))
     assert parts["models"] == whole["models"] and parts["models"][1]["derived_k"] == 10
     assert parts["node"] == whole["node"] and parts["smallest_class"] >= 10
@@ -181,7 +193,7 @@ def test_a_partitioned_run_keeps_an_estimated_k_map_and_checks_k_prime(adult_sam
 def test_k_optimize_chooses_its_cut_points_for_k_prime(adult_sample: Path, tmp_path: Path) -> None:
     """k-Optimize searches cut points for one least class size: an estimated k-map's k' (10 here), not k = 2."""
     output = tmp_path / "ko.csv"
-    assert main(["anonymize", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--k-map", "10",
+    assert main(["anonymize", "--keep-unnamed", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--k-map", "10",
                  "--sampling-fraction", "0.3", "--algorithm", "k-optimize", "--output", str(output), "--quiet"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
     assert report["suppressed"] == 0 and report["smallest_class"] >= 10 and report["verified"]["passed"]
@@ -196,7 +208,8 @@ def test_the_reports_beta_and_delta_figures_equal_the_checkers(adult_sample: Pat
     from kgen.io.table import read_csv
 
     output = tmp_path / "out.csv"
-    assert main(["anonymize", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--sensitive", "salary-class",
+    assert main(["anonymize",
+                 "--keep-unnamed", str(adult_sample), "--qi", ",".join(QIS), "--k", "2", "--sensitive", "salary-class",
                  "--hierarchy-dir", str(adult_dir), "--algorithm", "bestfirst", "--output", str(output), "--quiet",
                  "--beta-likeness", "0.8"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())

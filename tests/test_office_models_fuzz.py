@@ -51,7 +51,9 @@ def run_and_check(tmp_path: Path, lines: list[str], algorithm: str, model: str, 
     output = tmp_path / f"out-{algorithm}-{model}.csv"
     output.unlink(missing_ok=True)
     base = ["--qi", "age,zip", "--k", "1", "--sensitive", "disease", "--suppression", str(suppression), *MODELS[model]]
-    code = quiet(["anonymize", str(data), *base, "--hierarchy", "age=decimal,zip=mask", "--algorithm", algorithm,
+    code = quiet(["anonymize",
+                  "--allow-k1",
+                  "--keep-unnamed", str(data), *base, "--hierarchy", "age=decimal,zip=mask", "--algorithm", algorithm,
                   "--max-evaluations", "300", "--time-limit", "20", "--output", str(output)])
     if code == 0:
         assert quiet(["check", str(output), *base]) == 0

@@ -58,7 +58,8 @@ def kgen_process(*argv: str, cwd: Path, timeout: float = 120) -> subprocess.Comp
 
 def test_repeated_qi_and_identifier_options_accumulate(capsys, table: Path, tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex", "--qi", "age", "--identifier", "name",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex", "--qi", "age", "--identifier", "name",
                        "--identifier", "claim_id", "--k", "2", "--output", str(output), "--quiet",
                        "--algorithm", "exhaustive")
     assert code == 0, err
@@ -70,7 +71,10 @@ def test_repeated_qi_and_identifier_options_accumulate(capsys, table: Path, tmp_
 
 def test_commas_and_repetition_mix_in_every_list_option() -> None:
     args = build_parser().parse_args([
-        "anonymize", "x.csv", "--qi", "a,b", "--qi", "c", "--k", "2", "--identifier", "i1", "--identifier", "i2,i3",
+        "anonymize",
+                                      "--keep-unnamed",
+                                      "x.csv", "--qi", "a,b", "--qi", "c", "--k", "2", "--identifier", "i1",
+                                      "--identifier", "i2,i3",
         "--sensitive", "s1", "--sensitive", "s2", "--missing", "?", "--missing", ",NA",
         "--hierarchy", "a=decimal,b=intervals:5,10", "--hierarchy", "c=flat"])
     assert args.qi == ["a", "b", "c"] and args.identifiers == ["i1", "i2", "i3"] and args.sensitive == ["s1", "s2"]
@@ -84,7 +88,8 @@ def test_commas_and_repetition_mix_in_every_list_option() -> None:
 @pytest.mark.parametrize("extra", [["--identifier", "age"], ["--sensitive", "sex"], ["--qi", "age"],
                                    ["--identifier", "name", "--identifier", "name"]])
 def test_a_column_named_twice_is_an_error(capsys, table: Path, tmp_path: Path, extra: list[str]) -> None:
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--k", "2", *extra,
+    code, _, err = run(capsys, "anonymize", "--allow-k1", "--keep-unnamed", str(table), "--qi", "sex,age",
+    "--k", "2", *extra,
                        "--output", str(tmp_path / "out.csv"))
     assert code == 2 and err.startswith("kgen: error: column ") and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out.csv").exists()
@@ -92,10 +97,10 @@ def test_a_column_named_twice_is_an_error(capsys, table: Path, tmp_path: Path, e
 
 def test_the_python_api_reads_a_string_as_comma_separated_names_and_checks_roles() -> None:
     data = from_mapping({"a": ["1", "1", "2", "2"], "b": ["x", "x", "y", "y"]})
-    result = api.anonymize(data, Config(qi="a,b", k=2, algorithm="exhaustive"))
+    result = api.anonymize(data, Config(qi="a,b", k=2, algorithm="exhaustive", keep_unnamed=True))
     assert result.report["quasi_identifiers"] == ["a", "b"]
     with pytest.raises(InputError, match="two roles"):
-        api.anonymize(data, Config(qi=["a"], identifiers=["a"], k=2))
+        api.anonymize(data, Config(qi=["a"], identifiers=["a"], k=2, keep_unnamed=True))
 
 
 # --- columns that look like identifiers ----------------------------------------------------------------------
@@ -109,31 +114,33 @@ def test_identifier_names_are_matched_on_words(name: str, expected: bool) -> Non
     assert roles.named_like_identifier(name) is expected
 
 
-def test_an_unnamed_identifier_column_is_warned_about_and_reported(capsys, table: Path, tmp_path: Path) -> None:
+def test_a_kept_identifier_column_is_warned_about_and_reported(capsys, table: Path, tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
                        "--output", str(output), "--quiet")
     assert code == 0
-    assert "kgen: warning: column 'claim_id' has no role" in err and "'zip'" not in err
+    assert "kgen: warning: column 'claim_id' is kept" in err and "'zip'" not in err
     report = json.loads(output.with_suffix(".json").read_text())
     assert [u["column"] for u in report["unnamed_columns"]] == ["claim_id"]
     assert any("claim_id" in w for w in report["warnings"])
 
 
 def test_strict_turns_the_warning_into_an_error_and_writes_nothing(capsys, table: Path, tmp_path: Path) -> None:
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name", "--k", "2",
                        "--output", str(tmp_path / "out.csv"), "--strict")
     assert code == 2 and "claim_id" in err and "--strict" in err and len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv"]
     data = read_csv(table)
     with pytest.raises(InputError, match="claim_id"):
-        api.anonymize(data, Config(qi=["sex", "age"], identifiers=["name"], k=2, strict=True))
+        api.anonymize(data, Config(qi=["sex", "age"], identifiers=["name"], k=2, strict=True, keep_unnamed=True))
 
 
 def test_a_nearly_unique_column_is_flagged_even_with_a_harmless_name() -> None:
     values = [f"v{i}" for i in range(95)] + ["v0"] * 5  # 95 distinct of 100
     data = from_mapping({"q": ["a", "b"] * 50, "notes": values, "group": ["g1", "g2"] * 50})
-    found = roles.unnamed_columns(data, Config(qi=["q"], k=2))
+    found = roles.unnamed_columns(data, Config(qi=["q"], k=2, keep_unnamed=True))
     assert found == [{"column": "notes", "reason": "95% distinct values"}]
 
 
@@ -143,7 +150,9 @@ def test_a_nearly_unique_column_is_flagged_even_with_a_harmless_name() -> None:
                                    ["--time-limit", "-1"], ["--max-evaluations", "0"], ["--max-evaluations", "-5"],
                                    ["--connect-timeout", "nan"]])
 def test_limits_must_be_finite_and_positive(capsys, table: Path, tmp_path: Path, extra: list[str]) -> None:
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
+    code, _, err = run(capsys, "anonymize",
+                       "--allow-k1",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
                        "--k", "2", *extra, "--output", str(tmp_path / "out.csv"))
     assert code == 2 and err.startswith("kgen: error: argument --"), err
     assert not (tmp_path / "out.csv").exists()
@@ -155,14 +164,15 @@ def test_limits_must_be_finite_and_positive(capsys, table: Path, tmp_path: Path,
 def test_the_python_api_applies_the_same_limits(settings: dict) -> None:
     data = from_mapping({"a": ["1", "1", "2", "2"]})
     with pytest.raises(InputError):
-        api.anonymize(data, Config(qi=["a"], **{"k": 2, **settings}))
+        api.anonymize(data, Config(qi=["a"], **{"k": 2, **settings}, keep_unnamed=True))
 
 
 def test_reports_never_hold_nan_or_infinity(capsys, table: Path, tmp_path: Path) -> None:
     figures = {"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": np.float64(2.0), "d": np.int64(3)}
     assert reporting.finite(figures) == {"a": None, "b": [None, None, 1.5], "c": 2.0, "d": 3}
     output = tmp_path / "out.csv"
-    code, _, _ = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
+    code, _, _ = run(capsys, "anonymize",
+                     "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
                      "--k", "2", "--time-limit", "30", "--output", str(output), "--quiet")
     assert code == 0
 
@@ -182,7 +192,8 @@ def test_jobs_are_capped_at_the_usable_cores_with_a_warning(capsys, table: Path,
     jobs, note = parallel.capped_jobs(64)
     assert jobs == 2 and "--jobs 64" in note and "using 2" in note
     output = tmp_path / "out.csv"
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
                        "--k", "2", "--jobs", "64", "--backend", "threading", "--output", str(output), "--quiet")
     assert code == 0 and "kgen: warning: --jobs 64 is more than the 2 cores" in err
     assert any("--jobs 64" in w for w in json.loads(output.with_suffix(".json").read_text())["warnings"])
@@ -203,7 +214,8 @@ def test_usable_cores_follow_the_cpu_affinity(tmp_path: Path) -> None:
                                      "ftp://host:21", "tcp://:8786"])
 def test_a_malformed_scheduler_address_is_a_usage_error(capsys, table: Path, tmp_path: Path, address: str) -> None:
     started = time.monotonic()
-    code, _, err = run(capsys, "anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id",
                        "--k", "2", "--backend", "dask", "--scheduler", address, "--output", str(tmp_path / "o.csv"))
     assert code == 2 and "scheduler address" in err and len(err.strip().splitlines()) == 1, err
     assert time.monotonic() - started < 5
@@ -218,7 +230,8 @@ def free_port() -> int:
 def test_an_unreachable_scheduler_fails_within_the_connect_timeout(table: Path, tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
     started = time.monotonic()
-    out = kgen_process("anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id", "--k", "2",
+    out = kgen_process("anonymize",
+                       "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id", "--k", "2",
                        "--backend", "dask", "--scheduler", address, "--connect-timeout", "1",
                        "--output", str(tmp_path / "o.csv"), cwd=tmp_path)
     assert out.returncode == 6, out.stderr
@@ -233,7 +246,8 @@ def test_a_scheduler_that_accepts_but_never_answers_fails_within_the_connect_tim
         silent.listen(8)
         address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
         started = time.monotonic()
-        out = kgen_process("anonymize", str(table), "--qi", "sex,age", "--identifier", "name,claim_id", "--k", "2",
+        out = kgen_process("anonymize",
+                           "--keep-unnamed", str(table), "--qi", "sex,age", "--identifier", "name,claim_id", "--k", "2",
                            "--backend", "dask", "--scheduler", address, "--connect-timeout", "1",
                            "--output", str(tmp_path / "o.csv"), cwd=tmp_path, timeout=60)
     assert out.returncode == 6 and "no answer" in out.stderr, out.stderr
@@ -257,14 +271,17 @@ def test_separator_is_used_to_read_the_input(capsys, tmp_path: Path) -> None:
     source = tmp_path / "semi.csv"
     source.write_text(DATA.replace(",", ";"))
     output = tmp_path / "out.csv"
-    code, _, err = run(capsys, "anonymize", str(source), "--qi", "sex,age", "--identifier", "name,claim_id",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(source), "--qi", "sex,age", "--identifier", "name,claim_id",
                        "--k", "2", "--separator", ";", "--output", str(output), "--quiet")
     assert code == 0, err
     assert output.read_text().splitlines()[0] == "name;claim_id;sex;age;zip;disease"
-    code, _, err = run(capsys, "anonymize", str(source), "--qi", "sex,age", "--k", "2", "--separator", ",",
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(source), "--qi", "sex,age", "--k", "2", "--separator", ",",
                        "--output", str(output))
     assert code == 2 and "unknown column 'sex'" in err  # read with "," the file has one column
-    code, _, err = run(capsys, "anonymize", str(source), "--qi", "sex", "--k", "2", "--separator", ":")
+    code, _, err = run(capsys, "anonymize",
+                       "--keep-unnamed", str(source), "--qi", "sex", "--k", "2", "--separator", ":")
     assert code == 2 and "separator must be one of" in err
 
 

@@ -47,7 +47,7 @@ def cargo(cargo_csv: Path):
 
 @pytest.fixture(scope="module")
 def prepared(cargo) -> api.Prepared:
-    config = Config(qi=cargo.columns[1 : 1 + QIS], identifiers=("nr",), k=2, suppression=0.005)
+    config = Config(qi=cargo.columns[1 : 1 + QIS], identifiers=("nr",), k=2, suppression=0.005, keep_unnamed=True)
     return api.prepare(cargo, config)
 
 
@@ -166,7 +166,7 @@ def test_threads_give_serial_results_on_a_table_large_enough_for_roll_ups():
     # 70,000 rows: the evaluator's roll-up cache is active, and it is not thread-safe (each thread has its own)
     rng = np.random.default_rng(5)
     columns = {f"q{i}": rng.integers(0, 10 ** (i + 2), 70_000).astype(str).tolist() for i in range(4)}
-    big = api.prepare(from_mapping(columns), Config(qi=list(columns), k=3, suppression=0.01))
+    big = api.prepare(from_mapping(columns), Config(qi=list(columns), k=3, suppression=0.01, keep_unnamed=True))
     nodes = random_nodes(big, 80, seed=4)
     serial = fresh(big).evaluate_many(nodes)
     with evaluator_for(fresh(big), jobs=4, backend="threading", batch_size=5) as threads:
@@ -218,7 +218,7 @@ def test_jobs_1_and_2_give_the_same_anonymization(cargo):
     reports = []
     for jobs in (1, 2):
         config = Config(qi=cargo.columns[1 : 1 + QIS], identifiers=("nr",), k=2, suppression=0.005,
-                        algorithm="kgen", options=SEARCHES["kgen"], seed=11, jobs=jobs)
+                        algorithm="kgen", options=SEARCHES["kgen"], seed=11, jobs=jobs, keep_unnamed=True)
         result = api.anonymize(cargo, config)
         report = {k: v for k, v in result.report.items() if "seconds" not in k and k != "provenance"}  # time, jobs
         reports.append((report, result.release.rows(), [r["best_node"] for r in result.search.trace]))
@@ -269,7 +269,8 @@ def test_bad_parallel_options_are_input_errors(prepared, jobs, backend, schedule
 
 def test_an_unreachable_scheduler_is_one_line_on_stderr(cargo_csv, tmp_path, capsys):
     qis = ",".join(read_csv(cargo_csv).columns[1:4])
-    code = main(["anonymize", str(cargo_csv), "--qi", qis, "--identifier", "nr", "--k", "2", "--quiet",
+    code = main(["anonymize",
+                 "--keep-unnamed", str(cargo_csv), "--qi", qis, "--identifier", "nr", "--k", "2", "--quiet",
                  "--output", str(tmp_path / "out.csv"), "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1",
                  "--connect-timeout", "1"])
     err = capsys.readouterr().err
@@ -283,7 +284,9 @@ def test_cli_jobs_and_backend_give_the_serial_release(cargo_csv, tmp_path):
     outputs = []
     for extra in ([], ["--jobs", "2", "--backend", "threading"]):
         out = tmp_path / f"out{len(outputs)}.csv"
-        args = ["anonymize", str(cargo_csv), "--qi", qis, "--identifier", "nr", "--k", "2", "--suppression",
+        args = ["anonymize",
+                "--allow-k1",
+                "--keep-unnamed", str(cargo_csv), "--qi", qis, "--identifier", "nr", "--k", "2", "--suppression",
                 "0.005", "--algorithm", "ola", "--quiet", "--output", str(out), *extra]
         assert main(args) == 0
         report = json.loads(out.with_suffix(".json").read_text())

@@ -58,7 +58,8 @@ def test_parquet_input_gives_the_same_release_as_csv(tmp_path: Path, capsys: pyt
     releases = []
     for source in (csv, parquet):
         out = tmp_path / f"{source.suffix[1:]}_release.csv"
-        code = main(["anonymize", str(source), "--qi", "age,sex,zip", "--k", "2", "--output", str(out), "--quiet"])
+        code = main(["anonymize",
+                     "--keep-unnamed", str(source), "--qi", "age,sex,zip", "--k", "2", "--output", str(out), "--quiet"])
         assert code == 0, capsys.readouterr().err
         releases.append(out.read_text())
         assert json.loads(out.with_suffix(".json").read_text())["suppressed_rows"] is not None
@@ -68,7 +69,7 @@ def test_parquet_input_gives_the_same_release_as_csv(tmp_path: Path, capsys: pyt
 
 def test_api_accepts_a_parquet_path(tmp_path: Path) -> None:
     csv, parquet = write_both(tmp_path)
-    config = Config(qi=["age", "sex", "zip"], k=2)
+    config = Config(qi=["age", "sex", "zip"], k=2, keep_unnamed=True)
     from_parquet, from_csv = kgen.anonymize(str(parquet), config), kgen.anonymize(str(csv), config)
     assert from_parquet.release.rows() == from_csv.release.rows()
     assert from_parquet.report["node"] == from_csv.report["node"]
@@ -89,7 +90,7 @@ def test_corrupt_parquet_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Captu
     path.write_bytes(content)
     with pytest.raises(InputError):
         read_table(path)
-    assert main(["anonymize", str(path), "--qi", "zip", "--k", "2", "--quiet"]) == 2
+    assert main(["anonymize", "--keep-unnamed", str(path), "--qi", "zip", "--k", "2", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "broken.parquet" in err and "Parquet" in err
 
@@ -97,7 +98,7 @@ def test_corrupt_parquet_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Captu
 def test_parquet_folder_is_refused_like_a_csv_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "data.parquet"
     folder.mkdir()
-    assert main(["anonymize", str(folder), "--qi", "zip", "--k", "2", "--quiet"]) == 2
+    assert main(["anonymize", "--keep-unnamed", str(folder), "--qi", "zip", "--k", "2", "--quiet"]) == 2
     assert "folder" in capsys.readouterr().err
 
 
@@ -107,7 +108,7 @@ def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
     import sys
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    assert main(["anonymize", str(parquet), "--qi", "zip", "--k", "2", "--quiet"]) == 2
+    assert main(["anonymize", "--keep-unnamed", str(parquet), "--qi", "zip", "--k", "2", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "kgen[parquet]" in err
 
@@ -115,11 +116,13 @@ def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
 def test_risk_and_apply_read_parquet_like_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     csv, parquet = write_both(tmp_path)
     first = tmp_path / "first.csv"
-    assert main(["anonymize", str(csv), "--qi", "age,sex,zip", "--k", "2", "--output", str(first), "--quiet"]) == 0
+    assert main(["anonymize",
+                 "--keep-unnamed", str(csv), "--qi", "age,sex,zip", "--k", "2", "--output", str(first), "--quiet"]) == 0
     outputs = []
     for source in (csv, parquet):
         out = tmp_path / f"applied_{source.suffix[1:]}.csv"
-        assert main(["apply", str(source), "--report", str(first.with_suffix(".json")), "--output", str(out),
+        assert main(["apply",
+                     "--keep-unnamed", str(source), "--report", str(first.with_suffix(".json")), "--output", str(out),
                      "--quiet"]) == 0, capsys.readouterr().err
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1] == first.read_text()

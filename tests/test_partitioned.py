@@ -63,7 +63,7 @@ def config(**changes: object) -> Config:
     settings = {"qi": QIS, "identifiers": ["person_id"], "k": 3, "suppression": 0.01, "seed": 3,
                 "max_evaluations": 120, "options": {"population": 30}}
     settings.update(changes)
-    return Config(**settings)  # type: ignore[arg-type]
+    return Config(**settings, keep_unnamed=True)  # type: ignore[arg-type]
 
 
 def without_seconds(trace: list[dict]) -> list[dict]:
@@ -145,7 +145,8 @@ def test_the_command_line_writes_a_checked_folder_of_parts_and_its_report(data, 
 
     folder, _, _ = data
     out = tmp_path / "release"
-    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(folder / "part*.parquet"), "--qi",
+    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize",
+                           "--keep-unnamed", str(folder / "part*.parquet"), "--qi",
                            ",".join(QIS), "--identifier", "person_id", "--k", "3", "--suppression", "0.01",
                            "--partitioned", "--jobs", "2", "--max-evaluations", "40", "--output", str(out)],
                           capture_output=True, text=True, timeout=300)
@@ -170,7 +171,8 @@ def test_the_command_line_refuses_a_partitioned_run_without_an_output_folder(dat
     import sys
 
     folder, _, _ = data
-    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize", str(folder / "part*.parquet"), "--qi", "age",
+    done = subprocess.run([sys.executable, "-m", "kgen", "anonymize",
+                           "--keep-unnamed", str(folder / "part*.parquet"), "--qi", "age",
                            "--k", "2", "--partitioned", "--quiet"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--output FOLDER" in done.stderr
 

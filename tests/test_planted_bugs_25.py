@@ -62,7 +62,8 @@ def test_kgen_check_report_refuses_a_release_changed_after_its_first_mib(tmp_pat
     rng = random.Random(1)
     rows = [f"{rng.randint(0, 9)},{rng.choice('MF')},{'n' * 700}{i}" for i in range(2100)]
     (tmp_path / "data.csv").write_text("age,sex,note\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    done = kgen("anonymize", "data.csv", "--qi", "age,sex", "--k", "2", "--output", "out.csv", "--quiet",
+    done = kgen("anonymize",
+                "--keep-unnamed", "data.csv", "--qi", "age,sex", "--k", "2", "--output", "out.csv", "--quiet",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     release = tmp_path / "out.csv"
@@ -98,7 +99,8 @@ def test_apply_with_a_report_without_a_k_anonymity_model_is_one_line_and_exit_2(
     """The report's own l-diversity model kept alone (or no model at all): "exactly one k-anonymity model"."""
     (tmp_path / "data.csv").write_text("age,s\n" + "".join(f"{20 + i % 4},{'xy'[i % 2]}\n" for i in range(16)),
                                        encoding="utf-8")
-    done = kgen("anonymize", "data.csv", "--qi", "age", "--k", "2", "--sensitive", "s", "--l", "2", "--output",
+    done = kgen("anonymize",
+                "--keep-unnamed", "data.csv", "--qi", "age", "--k", "2", "--sensitive", "s", "--l", "2", "--output",
                 "out.csv", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "out.json").read_text())
@@ -107,7 +109,9 @@ def test_apply_with_a_report_without_a_k_anonymity_model_is_one_line_and_exit_2(
     assert len(report["models"]) == (keep != "none")
     report.pop("k", None)
     (tmp_path / "edited.json").write_text(json.dumps(report), encoding="utf-8")
-    applied = kgen("apply", "data.csv", "--report", "edited.json", "--output", "again.csv", "--quiet", cwd=tmp_path)
+    applied = kgen("apply",
+                   "--keep-unnamed", "data.csv", "--report", "edited.json", "--output", "again.csv",
+                   "--quiet", cwd=tmp_path)
     assert applied.returncode == 2, applied.stderr
     assert applied.stderr.count("\n") == 1 and "Traceback" not in applied.stderr
     assert "models" in applied.stderr and "edited.json" in applied.stderr
@@ -128,13 +132,14 @@ def optimality_table() -> dict[str, list[str]]:
 def test_an_exact_search_stopped_by_its_budget_claims_optimal_only_when_its_bound_proves_it(algorithm: str) -> None:
     base = {"qi": ["a", "b", "c"], "k": 3, "suppression": 0.05, "algorithm": algorithm,
             "hierarchies": {"a": "intervals:2,4", "b": "intervals:2", "c": "flat"}}
-    full = anonymize(from_mapping(optimality_table()), Config(**base))  # type: ignore[arg-type]
+    full = anonymize(from_mapping(optimality_table()), Config(**base, keep_unnamed=True))  # type: ignore[arg-type]
     optimum = full.report["loss"]
     assert full.report["optimal"] is True and full.report["lower_bound"] == optimum  # tight where exact
     claims = []
     for budget in range(1, full.search.evaluations):
         try:
-            cut = anonymize(from_mapping(optimality_table()), Config(**base, max_evaluations=budget))  # type: ignore[arg-type]
+            cut = anonymize(from_mapping(optimality_table()), Config(**base, max_evaluations=budget,
+                                                                     keep_unnamed=True))  # type: ignore[arg-type]
         except NoSolutionError:
             continue
         report = cut.report

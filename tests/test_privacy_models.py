@@ -227,7 +227,8 @@ def two_group_table() -> dict[str, list[str]]:
 def test_entropy_l_diversity_is_not_monotone_with_suppression() -> None:
     """Why monotone_with_suppression is False: with t = 0.5, level 0 suppresses group a and is feasible, but
     the top merges a and b into one class that breaks the model, and is infeasible."""
-    config = Config(qi=["x"], k=1, sensitive=["s"], l=2, l_variant="entropy", suppression=0.5, prune=False)
+    config = Config(qi=["x"], k=1, sensitive=["s"], l=2, l_variant="entropy", suppression=0.5, prune=False,
+                    keep_unnamed=True, allow_k1=True)
     evaluator = prepare(from_mapping(two_group_table()), config, require_feasible=False).evaluator
     low, top = evaluator.evaluate((0,)), evaluator.evaluate((1,))
     assert low.feasible and low.suppressed == 4
@@ -238,7 +239,7 @@ def test_entropy_l_diversity_is_not_monotone_with_suppression() -> None:
 def test_violating_classes_are_suppressed_within_the_limit() -> None:
     data = {"x": ["a", "a", "b", "b", "c", "c"], "s": ["p", "q", "p", "p", "p", "q"]}
     for limit, feasible in ((2 / 6, True), (1 / 6, False)):
-        config = Config(qi=["x"], k=2, sensitive=["s"], l=2, suppression=limit, prune=False)
+        config = Config(qi=["x"], k=2, sensitive=["s"], l=2, suppression=limit, prune=False, keep_unnamed=True)
         evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
         e = evaluator.evaluate((0,))
         assert (e.suppressed, e.classes, e.feasible) == (2, 2, feasible)
@@ -249,7 +250,7 @@ def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
     from kgen.run.prepare import models_for
 
     models = models_for(Config(qi=["x"], k=3, sensitive=["s"], l=3, l_variant="recursive", c=2.0, t_closeness=0.3,
-                               t_distance="ordered"))
+                               t_distance="ordered", keep_unnamed=True))
     assert [m.describe() for m in models] == [
         {"model": "k-anonymity", "k": 3},
         {"model": "l-diversity", "variant": "recursive", "c": 2.0, "l": 3, "sensitive": "s"},
@@ -258,7 +259,7 @@ def test_models_for_builds_every_model_and_rejects_bad_parameters() -> None:
     assert [read_model(m.describe()) for m in models] == models
     for bad in (lambda: l_diversity("s", 2.5), lambda: l_diversity("s", 2, "recursive"),
                 lambda: l_diversity("s", 0), lambda: t_closeness("s", 1.5), lambda: t_closeness("s", 0.1, "emd"),
-                lambda: models_for(Config(qi=["x"], l=2))):
+                lambda: models_for(Config(qi=["x"], l=2, keep_unnamed=True))):
         with pytest.raises(InputError):
             bad()
 
@@ -324,7 +325,9 @@ def test_outputs_under_each_model_pass_kgen_check(adult_sample: Path, adult_dir:
                                                   options: dict, flags: list[str], suppression: float) -> None:
     output = tmp_path / "out.csv"
     base = ["--qi", ",".join(SMALL_QIS), "--k", "5", "--sensitive", "salary-class", "--suppression", str(suppression)]
-    code = main(["anonymize", str(adult_sample), *base, "--hierarchy-dir", str(adult_dir), "--output", str(output),
+    code = main(["anonymize",
+                 "--allow-k1",
+                 "--keep-unnamed", str(adult_sample), *base, "--hierarchy-dir", str(adult_dir), "--output", str(output),
                  "--quiet", *flags])
     if code == 3:  # no node satisfies this model on the sample: say so rather than pass vacuously
         pytest.skip(f"{name} has no solution at suppression {suppression} on the sample")
@@ -348,7 +351,9 @@ def test_outputs_under_each_model_pass_kgen_check(adult_sample: Path, adult_dir:
 def test_a_stricter_check_than_the_run_fails_the_output(adult_sample: Path, adult_dir: Path, tmp_path: Path) -> None:
     output = tmp_path / "out.csv"
     base = ["--qi", ",".join(SMALL_QIS), "--k", "5", "--sensitive", "salary-class"]
-    assert main(["anonymize", str(adult_sample), *base, "--hierarchy-dir", str(adult_dir), "--output", str(output),
+    assert main(["anonymize",
+                 "--allow-k1",
+                 "--keep-unnamed", str(adult_sample), *base, "--hierarchy-dir", str(adult_dir), "--output", str(output),
                  "--quiet"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
     t = report["privacy"][0]["max_t_equal"]
@@ -386,7 +391,7 @@ def test_pycanon_agrees_with_kgen_figures(pycanon_python: str, adult_sample: Pat
     """Without suppression the released file's classes are kgen's classes, and pycanon measures the same
     distribution (t-closeness' reference is the whole table): k, distinct l, entropy l (pycanon floors it) and
     t (equal distance for text, ordered for numbers) must match kgen's report."""
-    config = Config(qi=qis, k=5, sensitive=[sensitive], hierarchy_dir=str(adult_dir), **options)
+    config = Config(qi=qis, k=5, sensitive=[sensitive], hierarchy_dir=str(adult_dir), **options, keep_unnamed=True)
     result = anonymize(read_csv(adult_sample), config)
     output = tmp_path / "out.csv"
     table = result.release
@@ -423,7 +428,8 @@ def test_models_are_monotone_under_generalization_without_suppression(rows: list
     assume(len(set(data["s"])) >= 2)  # else l = 2 is an input error up front
     options = {"entropy": dict(l=1.3, l_variant="entropy"), "recursive": dict(l=2, l_variant="recursive", c=2.0),
                "t": dict(t_closeness=0.25)}[which]
-    config = Config(qi=["x", "y"], k=1, sensitive=["s"], hierarchies={"x": hx, "y": hy}, prune=False, **options)
+    config = Config(qi=["x", "y"], k=1, sensitive=["s"], hierarchies={"x": hx, "y": hy}, prune=False, **options,
+                    keep_unnamed=True, allow_k1=True)
     evaluator = prepare(from_mapping(data), config, require_feasible=False).evaluator
     nodes = list(itertools.product(range(3), range(2)))
     feasible = {n: evaluator.feasible(n) for n in nodes}
@@ -436,5 +442,6 @@ def test_l_above_the_number_of_sensitive_values_is_an_input_error() -> None:
     data = {"x": ["a", "b", "c", "d"], "s": ["p", "q", "p", "q"]}
     for variant, c in (("distinct", None), ("recursive", 2.0)):
         with pytest.raises(InputError, match="only 2 distinct values") as error:
-            prepare(from_mapping(data), Config(qi=["x"], k=2, sensitive=["s"], l=3, l_variant=variant, c=c))
+            prepare(from_mapping(data), Config(qi=["x"], k=2, sensitive=["s"], l=3, l_variant=variant, c=c,
+                                               keep_unnamed=True))
         assert error.value.column == "s"

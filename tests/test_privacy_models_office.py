@@ -243,7 +243,7 @@ def xyz_hierarchy():
 @given(small_problems())
 def test_every_exact_search_finds_exhaustives_optimum_under_each_model(case) -> None:
     columns, qis, suppression, name, choice = case
-    config = Config(qi=qis, k=1, suppression=suppression, sensitive=["s"])
+    config = Config(qi=qis, k=1, suppression=suppression, sensitive=["s"], keep_unnamed=True, allow_k1=True)
     try:
         prepared = prepare(columns, config, models_of(name, choice))
     except NoSolutionError:  # monotone feasibility and an infeasible top: no node is feasible, proved up front
@@ -314,8 +314,10 @@ def test_the_bitset_kernel_evaluates_every_node_as_the_fast_kernel_does(case, k:
     columns, qis, suppression, name, choice = case
     models = [KAnonymity(k)] + models_of(name, choice)[1:]
     try:
-        fast = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"]), models)
-        bitset = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"], kernel="bitset"),
+        fast = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"],
+                                       keep_unnamed=True, allow_k1=True), models)
+        bitset = prepare(columns, Config(qi=qis, k=k, suppression=suppression, sensitive=["s"], kernel="bitset",
+                                         keep_unnamed=True, allow_k1=True),
                          models)
     except NoSolutionError:
         return

@@ -38,7 +38,7 @@ def released(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     hierarchy.write_text("".join(f"{v};{int(v) // 5};*\n" for v in map(str, range(10))), encoding="utf-8")
     out, report = tmp_path / "out.csv", tmp_path / "out.json"
     done = run_kgen("anonymize", str(source), "--qi", "a,b", "--k", "4", "--hierarchy", f"a={hierarchy}",
-                    "--hierarchy", "b=flat", "--output", str(out), "--report", str(report), "--quiet")
+                    "--hierarchy", "b=flat", "--output", str(out), "--report", str(report), "--quiet", "--keep", "s")
     assert done.returncode == 0, done.stderr
     return source, hierarchy, out, report
 
@@ -59,7 +59,7 @@ def test_report_ties_input_release_and_hierarchies_to_their_bytes(released) -> N
 
 def test_every_config_field_is_recorded_with_defaults_marked() -> None:
     table = from_mapping({"a": [str(i % 5) for i in range(20)], "b": ["x", "y"] * 10})
-    config = Config(qi=["a", "b"], k=2, seed=7, hierarchies={"a": "decimal", "b": "flat"})
+    config = Config(qi=["a", "b"], k=2, seed=7, hierarchies={"a": "decimal", "b": "flat"}, keep_unnamed=True)
     prov = anonymize(table, config).report["provenance"]
     names = {f.name for f in dataclasses.fields(Config)}
     assert set(prov["parameters"]["values"]) == names

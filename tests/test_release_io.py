@@ -20,7 +20,7 @@ def result() -> kgen.Result:
     table = from_mapping({"age": [str(20 + i % 30) for i in range(60)], "sex": ["F", "M", "M"] * 20,
                           "disease": [f"d{i % 4}" for i in range(60)]})
     return anonymize(table, Config(qi=["age", "sex"], k=4, suppression=0.05,
-                                   hierarchies={"age": "intervals:5,10", "sex": "flat"}))
+                                   hierarchies={"age": "intervals:5,10", "sex": "flat"}, keep_unnamed=True))
 
 
 def test_release_as_a_dataframe_keeps_columns_order_and_labels() -> None:
@@ -62,7 +62,7 @@ def test_write_release_refuses_a_release_that_breaks_its_model(tmp_path: Path) -
 def test_write_release_never_overwrites_the_input(tmp_path: Path) -> None:
     source = tmp_path / "in.csv"
     source.write_text("a,b\n" + "".join(f"{i % 5},{i % 2}\n" for i in range(40)), encoding="utf-8")
-    r = anonymize(str(source), Config(qi=["a", "b"], k=2, hierarchies={"a": "decimal", "b": "flat"}))
+    r = anonymize(str(source), Config(qi=["a", "b"], k=2, hierarchies={"a": "decimal", "b": "flat"}, keep_unnamed=True))
     before = source.read_bytes()
     with pytest.raises(kgen.InputError, match="refusing to overwrite"):
         write_release(r, source, tmp_path / "r.json")

@@ -68,7 +68,9 @@ def test_every_table_anonymize_writes_passes_check(case: dict) -> None:
         source, output = Path(folder) / "in.csv", Path(folder) / "out.csv"
         write_csv(source, case["columns"], case["separator"])
         qi, k, t = ",".join(case["qis"]), str(case["k"]), str(case["t"])
-        arguments = ["anonymize", str(source), "--qi", qi, "--identifier", "id", "--k", k, "--suppression", t,
+        arguments = ["anonymize",
+                     "--keep-unnamed", str(source), "--qi", qi, "--identifier", "id", "--k", k,
+                     "--allow-k1", "--suppression", t,
                      "--output", str(output), "--quiet"]
         for spec in case["hierarchies"]:
             arguments += ["--hierarchy", spec]

@@ -37,22 +37,25 @@ def people(tmp_path: Path) -> Path:
 
 
 def anonymize_argv(source: Path, output: Path, *extra: str) -> list[str]:
-    return ["anonymize", str(source), "--qi", "age,zip", "--identifier", "name", "--sensitive", "disease",
+    return ["anonymize",
+            "--keep-unnamed", "--allow-k1",
+            str(source), "--qi", "age,zip", "--identifier", "name", "--sensitive", "disease",
             "--k", "3", "--algorithm", "exhaustive", "--output", str(output), "--quiet", *extra]
 
 
 # --- the Config of the command line -----------------------------------------------------------------------------
 
 EVERY_OPTION = [
-    "anonymize", "in.csv", "--qi", "a,b", "--k", "3", "--suppression", "0.1", "--identifier", "i",
+    "anonymize", "--keep-unnamed", "in.csv", "--qi", "a,b", "--k", "3", "--suppression", "0.1", "--identifier", "i",
     "--sensitive", "s", "--l", "2", "--l-variant", "recursive", "--c", "3", "--t-closeness", "0.5",
     "--t-distance", "ordered", "--metric", "dm", "--hierarchy", "a=decimal", "--hierarchy-dir", "hierarchies",
-    "--missing", "x", "--algorithm", "ola", "--population", "10", "--seed", "7", "--max-evaluations", "9",
+    "--missing", "x", "--algorithm", "ola", "--ga-population", "10", "--seed", "7", "--max-evaluations", "9",
     "--time-limit", "5", "--kernel", "bitset", "--no-prune", "--drop-suppressed", "--jobs", "2",
     "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1", "--batch-size", "4", "--connect-timeout", "3",
     "--strict", "--device", "array", "--no-bound", "--partitioned", "--beta-likeness", "1", "--beta-variant",
     "enhanced", "--delta-disclosure", "1", "--k-map", "5", "--sampling-fraction", "0.1", "--k-map-estimator",
-    "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--node", "a=1,b=0",
+    "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--keep", "c", "--allow-k1",
+    "--encoding", "latin-1", "--node", "a=1,b=0",
 ]
 
 
@@ -63,13 +66,13 @@ def test_every_config_field_is_set_by_an_option_of_kgen_anonymize() -> None:
              if f.name != "qi" and getattr(config, f.name) == getattr(defaults, f.name)]
     assert unset == [], f"Config fields that no option of 'kgen anonymize' sets: {unset}"
     assert config.qi == ["a", "b"] and config.identifiers == ["i"] and config.hierarchies == {"a": "decimal"}
-    assert config.missing == ("x",) and config.options == {"population": 10}
+    assert config.missing == ("x",) and config.options == {"ga_population": 10}
     assert config.prune is False and config.bound is False and config.partitioned is True
 
 
 def test_options_left_out_give_the_config_defaults() -> None:
     config = options.config_from_args(cli.build_parser().parse_args(["anonymize", "in.csv", "--qi", "a", "--k", "2"]))
-    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[])
+    assert config == Config(qi=["a"], k=2, identifiers=[], sensitive=[], keep=[])
 
 
 def test_the_demo_builds_its_config_from_its_options_too() -> None:
@@ -122,10 +125,11 @@ def table_with_an_id_column():
 
 def test_the_api_warns_before_the_search_and_tells_the_progress_its_limits() -> None:
     events: list = []
-    config = Config(qi=["age", "sex"], k=4, hierarchies={"age": "intervals:5,10", "sex": "flat"}, time_limit=60)
+    config = Config(qi=["age", "sex"], k=4, hierarchies={"age": "intervals:5,10", "sex": "flat"}, time_limit=60,
+                    keep_unnamed=True)
     result = api.anonymize(table_with_an_id_column(), config, Recorder(events),
                            warn=lambda message: events.append(("warn", message)))
-    assert events[0][0] == "warn" and "'id' has no role" in events[0][1]
+    assert events[0][0] == "warn" and "'id' is kept" in events[0][1]
     kgen_budget = 5000  # no --max-evaluations: the GA's own budget ends the search
     assert events[1] == ("begin", kgen_budget, 60, result.report["box"]["size"])
     assert events[-1] == ("close",) and ("progress", result.search.evaluations) in events
@@ -135,7 +139,7 @@ def test_the_api_warns_before_the_search_and_tells_the_progress_its_limits() -> 
 def test_ctrl_c_in_the_python_api_raises_interrupted_with_the_best_so_far() -> None:
     events: list = []
     config = Config(qi=["age", "sex"], k=4, hierarchies={"age": "intervals:5,10", "sex": "flat"},
-                    algorithm="exhaustive", prune=False)
+                    algorithm="exhaustive", prune=False, keep_unnamed=True)
     with pytest.raises(api.Interrupted) as caught:
         api.anonymize(table_with_an_id_column(), config, Recorder(events, stop_after=1))
     assert isinstance(caught.value, KeyboardInterrupt) and caught.value.result.stopped == "interrupted"
@@ -150,7 +154,7 @@ def test_partitioned_runs_go_to_kgen_partitioned(monkeypatch) -> None:
     fake.anonymize = lambda data, config, output=None, progress=None, **published: calls.append(
         (data, config, output, progress)) or "partitioned"
     monkeypatch.setitem(sys.modules, "kgen.run.partitioned", fake)
-    config, progress = Config(qi=["a"], k=2, partitioned=True), Recorder([])
+    config, progress = Config(qi=["a"], k=2, partitioned=True, keep_unnamed=True), Recorder([])
     assert api.anonymize("data/*.parquet", config, progress) == "partitioned"
     assert calls == [("data/*.parquet", config, None, progress)]
 
@@ -171,7 +175,7 @@ def test_the_command_line_gives_a_partitioned_run_the_path_unread(people: Path, 
 def test_partitioned_without_its_package_is_one_input_error(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "kgen.run.partitioned", None)  # as if the package were not installed
     with pytest.raises(InputError, match="needs the kgen.run.partitioned module"):
-        api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))
+        api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True, keep_unnamed=True))
 
 
 # --- the reports ------------------------------------------------------------------------------------------------
@@ -181,7 +185,7 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
     report = json.loads((tmp_path / "out.json").read_text())
     assert list(report) == [*reporting.ANONYMIZE_KEYS, "verified"]
     assert list(report)[:7] == ["algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped"]
-    assert cli.main(["apply", str(people), "--report", str(tmp_path / "out.json"), "--output",
+    assert cli.main(["apply", "--keep-unnamed", str(people), "--report", str(tmp_path / "out.json"), "--output",
                      str(tmp_path / "again.csv"), "--quiet"]) == 0
     applied = json.loads((tmp_path / "again.json").read_text())
     assert list(applied) == [*reporting.APPLY_KEYS, "verified"]
@@ -208,7 +212,7 @@ def test_verified_is_written_only_after_the_check_ran(people: Path, tmp_path: Pa
 def test_a_failed_check_leaves_the_report_saying_so_and_publishes_nothing(tmp_path: Path) -> None:
     table = from_mapping({"age": [str(20 + i % 30) for i in range(60)], "sex": ["F", "M", "M"] * 20})
     result = api.anonymize(table, Config(qi=["age", "sex"], k=4, hierarchies={"age": "intervals:5,10",
-                                                                              "sex": "flat"}))
+                                                                              "sex": "flat"}, keep_unnamed=True))
     assert "verified" not in result.report
     result.report["models"] = [{"model": "k-anonymity", "k": 1000}]  # a release that cannot hold this
     with pytest.raises(ReleaseCheckError):
@@ -221,7 +225,7 @@ def test_a_failed_check_leaves_the_report_saying_so_and_publishes_nothing(tmp_pa
 def test_write_release_records_the_figures_of_the_check_that_ran(tmp_path: Path) -> None:
     table = from_mapping({"age": [str(20 + i % 30) for i in range(60)], "sex": ["F", "M", "M"] * 20})
     result = api.anonymize(table, Config(qi=["age", "sex"], k=4, hierarchies={"age": "intervals:5,10",
-                                                                              "sex": "flat"}))
+                                                                              "sex": "flat"}, keep_unnamed=True))
     report = json.loads(write_release(result, tmp_path / "out.csv").read_text())
     assert report["verified"]["passed"] is True and report["verified"]["rows"] == 60
     assert report["verified"]["classes"] == report["classes"]
@@ -234,4 +238,4 @@ def test_partitioned_without_dask_is_one_input_error_naming_the_extra(monkeypatc
     for name in [m for m in sys.modules if m.startswith("kgen.runners.partitioned.")]:
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(InputError, match=r"--partitioned needs distributed: pip install"):
-        api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True))
+        api.anonymize(from_mapping({"a": ["1", "1"]}), Config(qi=["a"], k=2, partitioned=True, keep_unnamed=True))

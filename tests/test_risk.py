@@ -289,9 +289,9 @@ def test_max_risk_maps_to_the_smallest_sufficient_k(risk: float, k: int) -> None
 
 
 def test_max_risk_raises_k_and_never_lowers_it() -> None:
-    assert config_with_max_risk(Config(qi=["a"], k=2), 0.2).k == 5
-    assert config_with_max_risk(Config(qi=["a"], k=8), 0.2).k == 8
-    assert config_with_max_risk(Config(qi=["a"], k=3), None).k == 3
+    assert config_with_max_risk(Config(qi=["a"], k=2, keep_unnamed=True), 0.2).k == 5
+    assert config_with_max_risk(Config(qi=["a"], k=8, keep_unnamed=True), 0.2).k == 8
+    assert config_with_max_risk(Config(qi=["a"], k=3, keep_unnamed=True), None).k == 3
     for bad in (0.0, -0.1, 1.5):
         with pytest.raises(InputError, match="max-risk"):
             k_for_max_risk(bad)
@@ -300,7 +300,8 @@ def test_max_risk_raises_k_and_never_lowers_it() -> None:
 def test_anonymize_report_has_a_risk_section_consistent_with_k() -> None:
     table = from_mapping({"a": [str(i % 7) for i in range(60)], "b": [str(i % 3) for i in range(60)]})
     config = config_with_max_risk(Config(qi=["a", "b"], k=2, suppression=0.1, hierarchies={"a": "decimal",
-                                                                                         "b": "flat"}), 0.25)
+                                                                                         "b": "flat"},
+                                                                                         keep_unnamed=True), 0.25)
     result = anonymize(table, config)
     r = result.report["risk"]
     assert r["prosecutor"]["max"] <= 0.25
@@ -335,7 +336,8 @@ def test_kgen_risk_generalizes_a_raw_population_with_the_report(tmp_path: Path) 
     raw = {"a": [str(i % 10) for i in range(40)], "b": ["x"] * 40}
     source = write(tmp_path / "raw.csv", raw)
     out, report = tmp_path / "rel.csv", tmp_path / "rel.json"
-    done = run_kgen("anonymize", str(source), "--qi", "a,b", "--k", "8", "--hierarchy", "a=intervals:5",
+    done = run_kgen("anonymize",
+                    "--keep-unnamed", str(source), "--qi", "a,b", "--k", "8", "--hierarchy", "a=intervals:5",
                     "--output", str(out), "--report", str(report), "--quiet")
     assert done.returncode == 0, done.stderr
     population = write(tmp_path / "pop.csv", {"a": [str(i % 10) for i in range(400)], "b": ["x"] * 400})
@@ -363,7 +365,7 @@ def test_risk_figures_match_pycanon(tmp_path: Path, pycanon) -> None:
     table = from_mapping({"a": [str(i % 7) for i in range(60)], "b": [str(i % 3) for i in range(60)],
                           "c": [str(i % 11) for i in range(60)]})
     result = anonymize(table, Config(qi=["a", "b", "c"], k=3, suppression=0.05,
-                                     hierarchies={"a": "decimal", "b": "flat", "c": "decimal"}))
+                                     hierarchies={"a": "decimal", "b": "flat", "c": "decimal"}, keep_unnamed=True))
     released = tmp_path / "released.csv"
     released.write_text(format_csv(result.release.columns, result.release.rows()), encoding="utf-8")
     checks = [(files[0], QIS), (files[1], QIS), (files[2], ["a", "b"]), (released, ["a", "b", "c"])]

@@ -166,7 +166,8 @@ def small_tables(draw):
     k = draw(st.integers(1, min(4, n)))
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
     prune = draw(st.booleans())
-    return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=prune)
+    return columns, Config(qi=list(columns), k=k, suppression=suppression, prune=prune, keep_unnamed=True,
+                           allow_k1=True)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -185,13 +186,15 @@ def test_ola_equals_exhaustive_on_random_tables_and_hierarchies(case):
 
 @pytest.fixture(scope="module")
 def adult_k5(adult_csv: Path, adult_dir: Path):
-    return api.prepare(read_csv(adult_csv), Config(qi=ADULT_QIS, k=5, suppression=0.01, hierarchy_dir=str(adult_dir)))
+    return api.prepare(read_csv(adult_csv), Config(qi=ADULT_QIS, k=5, suppression=0.01, hierarchy_dir=str(adult_dir),
+                                                   keep_unnamed=True))
 
 
 @pytest.fixture(scope="module")
 def cargo5(cargo_csv: Path):
     table = read_csv(cargo_csv)
-    return api.prepare(table, Config(qi=list(table.columns[1:6]), identifiers=["nr"], k=2, suppression=0.005))
+    return api.prepare(table, Config(qi=list(table.columns[1:6]), identifiers=["nr"], k=2, suppression=0.005,
+                                     keep_unnamed=True))
 
 
 @pytest.fixture(scope="module")
@@ -357,7 +360,8 @@ def test_searches_without_an_end_of_their_own_default_to_one_budget():
 @pytest.fixture(scope="module")
 def tiny() -> api.Prepared:
     return api.prepare({"a": list("xxyyzz"), "b": list("pqpqpq")},
-                       Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}, prune=False))
+                       Config(qi=["a", "b"], k=2, hierarchies={"a": "flat", "b": "flat"}, prune=False,
+                              keep_unnamed=True))
 
 
 def test_a_budget_counts_its_own_evaluations_and_reads_them_from_the_evaluators_cache(tiny):
@@ -458,8 +462,9 @@ def test_log_gap():
 
 def test_cli_passes_ga_options_and_the_report_records_them(tmp_path, adult_csv, adult_dir):
     out = tmp_path / "out.csv"
-    code = cli.main(["anonymize", str(adult_csv), "--qi", "sex,age,race", "--hierarchy-dir", str(adult_dir),
-                     "--k", "5", "--algorithm", "kgen", "--preset", "kgen+", "--population", "12",
+    code = cli.main(["anonymize",
+                     "--keep-unnamed", str(adult_csv), "--qi", "sex,age,race", "--hierarchy-dir", str(adult_dir),
+                     "--k", "5", "--algorithm", "kgen", "--preset", "kgen+", "--ga-population", "12",
                      "--selection", "roulette", "--max-evaluations", "30", "--seed", "4", "--output", str(out),
                      "--quiet"])
     assert code == 0
@@ -471,8 +476,9 @@ def test_cli_passes_ga_options_and_the_report_records_them(tmp_path, adult_csv, 
 
 
 def test_cli_refuses_ga_options_for_other_algorithms(tmp_path, capsys, adult_csv, adult_dir):
-    code = cli.main(["anonymize", str(adult_csv), "--qi", "sex,age", "--hierarchy-dir", str(adult_dir),
-                     "--k", "5", "--algorithm", "ola", "--population", "12", "--output", str(tmp_path / "o.csv")])
+    code = cli.main(["anonymize",
+                     "--keep-unnamed", str(adult_csv), "--qi", "sex,age", "--hierarchy-dir", str(adult_dir),
+                     "--k", "5", "--algorithm", "ola", "--ga-population", "12", "--output", str(tmp_path / "o.csv")])
     assert code == 2
     assert "population" in capsys.readouterr().err
 
@@ -541,7 +547,8 @@ def test_the_cli_refuses_exhaustive_on_60_qis_in_one_line_with_exit_2(tmp_path, 
     source = tmp_path / "wide.csv"
     source.write_text(",".join(names) + "\n" + "\n".join(rows) + "\n")
     for algorithm in ("exhaustive", "ola"):
-        code = cli.main(["anonymize", str(source), "--qi", ",".join(names), "--k", "2", "--algorithm", algorithm,
+        code = cli.main(["anonymize",
+                         "--keep-unnamed", str(source), "--qi", ",".join(names), "--k", "2", "--algorithm", algorithm,
                          "--output", str(tmp_path / "out.csv"), "--quiet"])
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1 and "--time-limit" in err and "kgen" in err, err

@@ -33,7 +33,8 @@ def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     Path("age.csv").write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(0, 100)),
                                encoding="utf-8")
     Path("sex.csv").write_text("M;*\nF;*\n", encoding="utf-8")
-    assert main(["anonymize", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
+    assert main(["anonymize",
+                 "--keep-unnamed", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
                  "--k", "3", "--l", "2", "--suppression", "0.05", "--hierarchy", "age=age.csv,sex=sex.csv,zip=mask",
                  "--algorithm", "ola", "--output", "rel.csv", "--report", "rel.json", "--quiet"]) == 0
     return tmp_path
@@ -161,7 +162,8 @@ def test_a_stronger_restatement_is_checked_too(signed: Path, capsys) -> None:
 
 
 def test_an_apply_report_is_checked_with_its_node(signed: Path, capsys) -> None:
-    assert run(capsys, "apply", "data.csv", "--report", "rel.json", "--output", "app.csv", "--quiet")[0] == 0
+    assert run(capsys, "apply",
+               "--keep-unnamed", "data.csv", "--report", "rel.json", "--output", "app.csv", "--quiet")[0] == 0
     applied = json.loads(Path("app.json").read_text(encoding="utf-8"))
     assert applied["hierarchy_specs"] and applied["risk"]["population_uniqueness"]
     code, out, _ = run(capsys, "check", "app.csv", "--report", "app.json")
@@ -172,11 +174,13 @@ def test_apply_refuses_a_hierarchy_file_changed_since_the_run(signed: Path, caps
     """A level-1 label changed: the saved node still applies, so without the comparison this would publish."""
     Path("age.csv").write_text(Path("age.csv").read_text(encoding="utf-8").replace("20-29", "20-29y"),
                                encoding="utf-8")
-    code, out, err = run(capsys, "apply", "data.csv", "--report", "rel.json", "--hierarchy", "age=age.csv",
+    code, out, err = run(capsys, "apply",
+                         "--keep-unnamed", "data.csv", "--report", "rel.json", "--hierarchy", "age=age.csv",
                          "--output", "app.csv", "--quiet")
     assert code == 2 and len(err.strip().splitlines()) == 1 and not Path("app.csv").exists()
     assert "hierarchy file age.csv of 'age' has SHA-256" in err and "--allow-changed-hierarchies" in err
-    code, _, err = run(capsys, "apply", "data.csv", "--report", "rel.json", "--hierarchy", "age=age.csv",
+    code, _, err = run(capsys, "apply",
+                       "--keep-unnamed", "data.csv", "--report", "rel.json", "--hierarchy", "age=age.csv",
                        "--output", "app.csv", "--quiet", "--allow-changed-hierarchies")
     assert code == 0, err
     warnings = json.loads(Path("app.json").read_text(encoding="utf-8"))["warnings"]
@@ -188,10 +192,12 @@ def test_apply_refuses_the_changed_file_an_older_report_names(signed: Path, caps
     r = report()
     del r["hierarchy_specs"]
     Path("old.json").write_text(json.dumps(r), encoding="utf-8")
-    assert run(capsys, "apply", "data.csv", "--report", "old.json", "--output", "a1.csv", "--quiet")[0] == 0
+    assert run(capsys, "apply",
+               "--keep-unnamed", "data.csv", "--report", "old.json", "--output", "a1.csv", "--quiet")[0] == 0
     Path("age.csv").write_text(Path("age.csv").read_text(encoding="utf-8").replace("20-29", "20-29y"),
                                encoding="utf-8")
-    code, _, err = run(capsys, "apply", "data.csv", "--report", "old.json", "--output", "a2.csv", "--quiet")
+    code, _, err = run(capsys, "apply",
+                       "--keep-unnamed", "data.csv", "--report", "old.json", "--output", "a2.csv", "--quiet")
     assert code == 2 and "'age'" in err and "age.csv" in err and not Path("a2.csv").exists()
 
 
@@ -200,7 +206,8 @@ def test_apply_refuses_hierarchy_rows_changed_in_the_report(signed: Path, capsys
     rows = r["hierarchy_specs"]["age"]["rows"]
     r["hierarchy_specs"]["age"]["rows"] = [[row[0], row[1].replace("20-29", "20-29y"), row[2]] for row in rows]
     Path("edited.json").write_text(json.dumps(r), encoding="utf-8")
-    code, _, err = run(capsys, "apply", "data.csv", "--report", "edited.json", "--output", "a.csv", "--quiet")
+    code, _, err = run(capsys, "apply",
+                       "--keep-unnamed", "data.csv", "--report", "edited.json", "--output", "a.csv", "--quiet")
     assert code == 2 and "hierarchy of 'age' saved in the report" in err
 
 
@@ -210,7 +217,8 @@ def test_the_checker_digest_of_a_hierarchy_is_the_report_builder_digest() -> Non
 
 
 def test_kgen_report_renders_an_apply_report_with_its_risk_section(signed: Path, capsys) -> None:
-    assert run(capsys, "apply", "data.csv", "--report", "rel.json", "--output", "app.csv", "--quiet")[0] == 0
+    assert run(capsys, "apply",
+               "--keep-unnamed", "data.csv", "--report", "rel.json", "--output", "app.csv", "--quiet")[0] == 0
     code, out, err = run(capsys, "report", "app.json", "-o", "app.html")
     assert code == 0, err
     page = Path("app.html").read_text(encoding="utf-8")
@@ -218,7 +226,8 @@ def test_kgen_report_renders_an_apply_report_with_its_risk_section(signed: Path,
 
 
 def test_kgen_report_renders_a_mondrian_report(signed: Path, capsys) -> None:
-    assert run(capsys, "mondrian", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
+    assert run(capsys, "mondrian",
+               "--keep-unnamed", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
                "--l", "2", "--k", "3", "--output", "m.csv", "--report", "m.json", "--quiet")[0] == 0
     code, _, err = run(capsys, "report", "m.json", "-o", "m.html")
     assert code == 0, err
@@ -235,7 +244,8 @@ def test_builder_hierarchies_are_rebuilt_on_the_original_with_its_missing_values
     rows = ["age;zip"] + [f"{'?' if i % 17 == 0 else '' if i % 29 == 0 else 18 + (i * 13) % 70};"
                           f"{['13050', '13051', '14850'][i % 3]}" for i in range(200)]
     Path("d.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    assert main(["anonymize", "d.csv", "--qi", "age,zip", "--k", "4", "--suppression", "0.05", "--hierarchy",
+    assert main(["anonymize",
+                 "--keep-unnamed", "d.csv", "--qi", "age,zip", "--k", "4", "--suppression", "0.05", "--hierarchy",
                  "age=decimal,zip=mask", "--algorithm", "ola", "--output", "r.csv", "--quiet"]) == 0
     code, out, _ = run(capsys, "check", "r.csv", "--report", "r.json", "--original", "d.csv")
     assert code == 0 and "not checked" not in out and "'age': every released cell" in out, out
@@ -244,7 +254,8 @@ def test_builder_hierarchies_are_rebuilt_on_the_original_with_its_missing_values
 
 
 def test_t_closeness_of_a_release_without_its_suppressed_rows_is_named_not_checked(signed: Path, capsys) -> None:
-    assert main(["anonymize", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
+    assert main(["anonymize",
+                 "--keep-unnamed", "data.csv", "--qi", "age,sex,zip", "--identifier", "name", "--sensitive", "disease",
                  "--k", "3", "--t-closeness", "0.6", "--suppression", "0.05", "--hierarchy",
                  "age=age.csv,sex=sex.csv,zip=mask", "--algorithm", "ola", "--drop-suppressed", "--output", "d.csv",
                  "--report", "d.json", "--quiet"]) == 0

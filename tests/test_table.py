@@ -45,7 +45,7 @@ def test_a_coded_column_behaves_as_a_sequence_of_strings():
 def test_prepare_encodes_from_the_codes_and_shares_level_0(people):
     path, _ = people
     table = read_csv(path)
-    prepared = prepare(table, Config(qi=("age", "zip"), k=2))
+    prepared = prepare(table, Config(qi=("age", "zip"), k=2, keep_unnamed=True))
     for qi in prepared.encoded.qis:
         assert np.shares_memory(qi.codes[0], table.values[qi.name].codes)  # no per-row work at level 0
         assert isinstance(prepared.qi_values[qi.name], CodedColumn)
@@ -63,7 +63,7 @@ def test_normalize_on_codes_merges_blanks_and_missing_tokens_like_normalize_on_s
 
 def test_release_of_a_csv_table_is_coded_and_equals_the_release_of_the_same_table_as_lists(people):
     path, _ = people
-    config = Config(qi=("age", "zip"), identifiers=("name",), k=3, suppression=0.1)
+    config = Config(qi=("age", "zip"), identifiers=("name",), k=3, suppression=0.1, keep_unnamed=True)
     coded = prepare(read_csv(path), config)
     plain = prepare(from_mapping({c: list(read_csv(path).values[c]) for c in ("age", "zip", "sex", "name")}), config)
     node = coded.heights

@@ -17,7 +17,8 @@ PEOPLE = "name,age,zip,disease\n" + "".join(
 def run(tmp_path, *extra):
     source = tmp_path / "people.csv"
     source.write_text(PEOPLE, encoding="utf-8")
-    argv = ["anonymize", str(source), "--qi", "age,zip", "--identifier", "name", "--k", "3",
+    argv = ["anonymize", "--allow-k1",
+    "--keep-unnamed", str(source), "--qi", "age,zip", "--identifier", "name", "--k", "3",
             "--algorithm", "exhaustive", "--output", str(tmp_path / "out.csv"), "--quiet", *extra]
     return cli.main(argv)
 
@@ -52,7 +53,7 @@ def test_kgen_apply_verifies_its_written_release(tmp_path):
     assert run(tmp_path) == 0
     new = tmp_path / "new.csv"
     new.write_text(PEOPLE, encoding="utf-8")
-    code = cli.main(["apply", str(new), "--report", str(tmp_path / "out.json"), "--output",
+    code = cli.main(["apply", "--keep-unnamed", str(new), "--report", str(tmp_path / "out.json"), "--output",
                      str(tmp_path / "new_out.csv"), "--quiet"])
     assert code == 0
     assert json.loads((tmp_path / "new_out.json").read_text())["verified"]["passed"] is True

@@ -100,7 +100,8 @@ def claims_of(report: Mapping, source: str) -> Claims:
         raise InputError(f"claims privacy models the independent checker cannot prove: {', '.join(map(str, unknown))}",
                          file=source)
     params = (report.get("provenance") or {}).get("parameters", {}).get("values", {})
-    rows, released = report.get("rows"), report.get("rows_released")
+    rows = report.get("rows")
+    released = report.get("rows_written", report.get("rows_released"))  # lines written (older reports: released)
     dropped = bool(params.get("drop_suppressed", rows is not None and released is not None and released < rows))
     k, rules = rules_from_models(models, dropped)
     return Claims(qis=list(report["quasi_identifiers"]), identifiers=list(report.get("identifiers", [])),

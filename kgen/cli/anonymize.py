@@ -21,6 +21,7 @@ from kgen.cli.options import (
     node_option,
     number,
     parse_hierarchies,
+    public_report_option,
 )
 from kgen.cli.progress import ProgressBar
 from kgen.io.files import check_target, same_file
@@ -66,11 +67,13 @@ def run_partitioned(args: argparse.Namespace, config: Config) -> int:
     report = Path(args.report) if args.report else output.with_name(output.name + ".json")
     protected = protected_inputs(args)
     check_target(report, protected)
+    if args.public_report:
+        check_target(args.public_report, protected)
     if args.html:
         raise InputError("--html is not available with --partitioned (the report is JSON)")
     result = api.anonymize_partitioned(args.input, config, ProgressBar(None, enabled_stream(args.quiet)),
                                        output=str(output), report=str(report), protected=protected,
-                                       invocation=args.invocation)
+                                       invocation=args.invocation, public=args.public_report)
     r = result.report
     if not args.quiet:
         node = r.get("node")
@@ -92,8 +95,8 @@ def run_anonymize(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     config = risking.config_with_max_risk(config, args.max_risk)
     config.check()  # option errors before touching any file
-    for target in (output, report):  # refuse before the search, not after it
-        check_target(target, protected)
+    for target in (output, report) + ((Path(args.public_report),) if args.public_report else ()):
+        check_target(target, protected)  # refuse before the search, not after it
     if args.html:
         check_target(args.html, protected + [str(output), str(report)])
     if config.backend == "dask" and config.scheduler is not None:  # an unreachable cluster fails in seconds,
@@ -101,14 +104,15 @@ def run_anonymize(args: argparse.Namespace) -> int:
                                   config.connect_timeout)
         parallel.probe_scheduler(config.scheduler, config.connect_timeout)  # not after reading the data
     # a partitioned run reads its partitions itself: the whole table is never read here
-    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi))
+    data = args.input if config.partitioned else read_input(args.input, args.separator, len(config.qi),
+                                                                  args.encoding)
     result = run_search(data, config, args.invocation, quiet=args.quiet)
     write_release(result, output, report, protected, escape_formulas=args.escape_formulas, strict=config.strict,
-                  warn=warn)
+                  warn=warn, public=args.public_report)
     if args.html:
         write_page(result.report, args.html, output, protected + [str(output), str(report)])
     if not args.quiet:
-        print(summarizing.text(result.report, output, report, html=args.html))
+        print(summarizing.text(result.report, output, report, html=args.html, public=args.public_report))
     return 0
 
 def write_page(report: dict, page: str, output: Path, protected: list[str]) -> None:
@@ -175,6 +179,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--output", help="anonymized CSV (default: INPUT_anonymized.csv)")
     anon.add_argument("--report", help="JSON report (default: OUTPUT with .json)")
     anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
+    public_report_option(anon)
     add_output_arguments(anon)
     anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
     add_config_argument(anon)

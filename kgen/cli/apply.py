@@ -10,10 +10,14 @@ from kgen.cli.console import read_input, warn
 from kgen.cli.options import (
     add_config_argument,
     add_output_arguments,
+    allow_k1_option,
     command_parser,
+    encoding_option,
     hierarchy_items,
+    keep_options,
     number,
     parse_hierarchies,
+    public_report_option,
     separator,
 )
 from kgen.io.files import check_target, same_file
@@ -61,20 +65,22 @@ def run_apply(args: argparse.Namespace) -> int:
     applying.validate_report(saved, args.report, args.allow_k1)  # before reading the data or touching outputs
     protected += report_inputs(saved) + ([args.verify_release] if args.verify_release else [])
     protected += [args.config] if getattr(args, "config", None) else []  # the --config file is an input too
-    for target in (output, report):
+    for target in (output, report) + ((Path(args.public_report),) if args.public_report else ()):
         check_target(target, protected)
     if args.verify_release:
         verified = provenance.verify_against_report(provenance.read_report(args.report), args.verify_release,
                                                     exit_code=2)
         if not args.quiet:
             print("\n".join(verified))
-    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]))
+    table = read_input(args.input, args.separator, len(saved["quasi_identifiers"]), args.encoding)
+    told: list[str] = []
     applied = applying.apply(table, saved, overrides=overrides, suppression=args.suppression,
                              drop_suppressed=args.drop_suppressed, allow_k1=args.allow_k1, strict=args.strict,
-                             source=args.report, invocation=args.invocation,
+                             keep=args.keep, keep_unnamed=args.keep_unnamed, source=args.report,
+                             invocation=args.invocation, warn=told.append,
                              allow_changed_hierarchies=args.allow_changed_hierarchies)
     table, r = applied.release, applied.report
-    for message in r.get("warnings", []):
+    for message in told + [m for m in r.get("warnings", []) if m not in told]:  # the run's, then the apply's
         warn(message)
     if not applied.holds:  # nothing is written: a release beyond the limit is not a release of this model
         print(f"kgen: error: {args.input}: the privacy model of {args.report} does not hold within the suppression "
@@ -82,13 +88,14 @@ def run_apply(args: argparse.Namespace) -> int:
               "suppressed; nothing was written (raise --suppression, or anonymize this data anew)", file=sys.stderr)
         return ExitCode.NO_SOLUTION
     write_release(applied, output, report, protected, escape_formulas=args.escape_formulas, strict=args.strict,
-                  warn=warn)
+                  warn=warn, public=args.public_report)
     if not args.quiet:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
               f"smallest {r['smallest_class']}")
         print("\n".join(metric_lines(r)))
-        print(f"  wrote {output} and {report}")
+        print(f"  wrote {output} and {report}" + (f" and {args.public_report} (public report)"
+                                                    if args.public_report else ""))
     return 0
 
 
@@ -99,14 +106,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     apply.add_argument("--report", required=True, help="the JSON report of an earlier kgen anonymize")
     apply.add_argument("--output", required=True, help="anonymized CSV")
     apply.add_argument("--apply-report", help="JSON report of this run (default: OUTPUT with .json)")
+    public_report_option(apply)
     apply.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
                        help="override a QI's hierarchy saved in the report (repeated and/or comma-separated)")
     apply.add_argument("--suppression", type=number(float, "suppression"),
                        help="suppression limit (default: the report's)")
     apply.add_argument("--separator", type=separator,
                        help="field separator of the input: , ; | or tab (default: detected from the file)")
-    apply.add_argument("--allow-k1", action="store_true",
-                       help="apply a report whose k is 1 (it protects no one; refused without this)")
+    encoding_option(apply)
+    allow_k1_option(apply, "apply a report whose k is 1 (it protects no one; refused without this)")
+    keep_options(apply)
     apply.add_argument("--allow-changed-hierarchies", action="store_true",
                        help="apply even when a hierarchy file's SHA-256 differs from the report's record "
                             "(refused without this; named in the warnings)")

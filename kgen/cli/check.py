@@ -70,9 +70,9 @@ def check_report(args: argparse.Namespace) -> int:
     if weaker:
         raise InputError(f"{weaker}: a restatement weaker than the report proves nothing about it (leave it out "
                          "to check the report's own claims)", file=args.report)
-    table = read_input(args.input, args.separator, len(claims.qis))
-    original = (read_input(args.original, args.separator, len(claims.qis)), args.original) if args.original \
-        else None
+    table = read_input(args.input, args.separator, len(claims.qis), args.encoding)
+    original = (read_input(args.original, args.separator, len(claims.qis), args.encoding), args.original) \
+        if args.original else None
     verdict = verify_report(report, args.report, table, args.input, original, parse_hierarchies(args.hierarchy))
     passed = verdict.passed
     print(f"{'PASS' if passed else 'FAIL'}: {args.input} against its report {args.report}: "
@@ -94,7 +94,7 @@ def run_check(args: argparse.Namespace) -> int:
         raise InputError("--original and --hierarchy need --report (the claims they are checked against)")
     if not args.qi or args.k is None:
         raise InputError("give the model to check (--qi and --k), or the release's report (--report)")
-    table = read_input(args.input, args.separator, len(args.qi))
+    table = read_input(args.input, args.separator, len(args.qi), args.encoding)
     k, rules = asked_rules(args)
     result = check_k_anonymity(table, args.qi, k, args.suppression or 0.0, rules)
     print_result(result, args.input, bool(rules), args.show)

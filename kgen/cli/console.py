@@ -20,10 +20,10 @@ def enabled_stream(quiet: bool):
 # What the run is working on, for the out-of-memory message (main): the input and, once read, its size.
 WORKING_ON: dict[str, object] = {}
 
-def read_input(path: str, sep: str | None, qis: int) -> Table:
+def read_input(path: str, sep: str | None, qis: int, encoding: str = "utf-8") -> Table:
     WORKING_ON.clear()
     WORKING_ON["file"] = path
     check_fits(path, qis)  # a run the memory limits cannot hold is refused before it starts (exit 5)
-    table = read_table(path, sep)
+    table = read_table(path, sep, encoding)
     WORKING_ON.update(rows=table.n, qis=qis)
     return table

@@ -23,15 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kgen.cli.console import warn
 from kgen.cli.options import (
+    allow_k1_option,
     cluster_options,
     command_parser,
     hierarchy_options,
     identifier_option,
+    keep_options,
     number,
     output_options,
     parse_hierarchies,
     privacy_options,
+    public_report_option,
     qi_option,
     quiet_option,
     seed_option,
@@ -115,8 +119,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                      help="distributed: where the fragments' tasks run (same release)")
     run.add_argument("--master", metavar="URL", help="--engine spark: the Spark master (default local[WORKERS])")
     seed_option(run, "seed of the coordinator's sample")
+    keep_options(run)
+    allow_k1_option(run)
     output_options(run, "release CSV (distributed: a folder of parts); default INPUT_mondrian.csv or INPUT_mondrian",
                    "JSON report (default: OUTPUT.json)")
+    public_report_option(run)
     quiet_option(run)
     run.set_defaults(run=run_mondrian)
 
@@ -188,10 +195,12 @@ def report_of(spec: Spec, args: argparse.Namespace, metrics: dict, seconds: dict
         "input": args.input, "models": models, "k": spec.k, "l": spec.l, "l_variant": "distinct",
         "quasi_identifiers": [q.name for q in spec.qis], "identifiers": list(spec.identifiers),
         "sensitive": [spec.sensitive] if spec.sensitive else [],
+        "keep": list(args.keep), "keep_unnamed": bool(args.keep_unnamed), "warnings": list(args.warnings),
         "generalization": {q.name: {"generalization": q.strategy, "order": q.order} for q in spec.qis},
         "hierarchies": hierarchy_files(args), "seed": args.seed,
         "recoding": "local multidimensional (strict Mondrian), no suppression",
-        "rows": metrics["rows"], "rows_released": metrics["rows"], "suppressed": 0,
+        "rows": metrics["rows"], "rows_released": metrics["rows"],
+        "rows_written": metrics["rows"], "suppressed": 0,
         "classes": metrics["classes"], "smallest_class": metrics["smallest_class"],
         "metrics": metrics, "seconds": seconds, **extra,
     }
@@ -236,11 +245,20 @@ def run_mondrian(args: argparse.Namespace) -> int:
     source = Source(args.input)
     hierarchies = hierarchy_files(args)
     protected = list(source.files) + list(hierarchies.values())
+    public = Path(args.public_report) if args.public_report else None
     check_target(report, protected)
+    if public is not None:
+        check_target(public, protected)
     if not distributed:
         check_target(output, protected)
+    if args.k == 1 and not args.allow_k1:  # the message of Config.check, which Mondrian does not build
+        raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 to release it anyway")
+    warnings: list[str] = []
     spec = build_spec(source, args.qi, args.k, distinct_l(args), sensitive_of(args), expanded_strategies(args),
-                      hierarchies, None, args.identifiers)
+                      hierarchies, None, args.identifiers, args.keep, args.keep_unnamed, warn=warnings.append)
+    for message in warnings:
+        warn(message)
+    args.warnings = warnings
     check = dict(qis=args.qi, k=spec.k, l=spec.l, sensitive=spec.sensitive, kinds=_kinds(spec),
                  hierarchies={q.name: hierarchies.get(q.name) for q in spec.qis if q.strategy == "hierarchy"},
                  identifiers=args.identifiers)
@@ -289,7 +307,7 @@ def run_central_mondrian(args: argparse.Namespace, spec: Spec, source: Source, o
                 "smallest_class": verdict.smallest_class}
 
     publish(output, report, csv_writer(result.release, source.separator), body, protected,
-            verify)
+            verify, Path(args.public_report) if args.public_report else None)
     return body
 
 
@@ -349,7 +367,8 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
         (temporary / ".report.json").unlink()
         verified = {"checker": "kgen.check.mondrian, on the written parts", "passed": True, "rows": verdict.rows,
                     "classes": verdict.classes, "smallest_class": verdict.smallest_class}
-        publish_parts(FolderParts(temporary, str(output), verified), output, report, body, protected)
+        publish_parts(FolderParts(temporary, str(output), verified), output, report, body, protected,
+                      Path(args.public_report) if args.public_report else None)
     finally:
         if temporary.exists():
             shutil.rmtree(temporary, ignore_errors=True)
@@ -406,6 +425,9 @@ def describe_run(body: dict, output: Path, report: Path) -> str:
         lines.append(f"  {len(body['fragments'])} fragments ({body['partitioning']}, sample {body['sample']:g} = "
                      f"{body['sample_rows']} rows) on {body['scheduler']}")
     lines.append(f"  wrote {output} and {report} (verified independently)")
+    public = ((body.get("provenance") or {}).get("public_report") or {}).get("path")
+    if public:
+        lines.append(f"    and {public} (public report)")
     return "\n".join(lines)
 
 

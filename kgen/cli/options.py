@@ -14,12 +14,14 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
 from fitness.objective import OBJECTIVES
 from fitness.privacy import Parameter
+from kgen.io.csvio import check_encoding
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
@@ -110,6 +112,7 @@ def finite_number(kind: type, name: str, low: float | None = None, above: bool =
             noun = "whole number" if kind is int else "finite number"
             raise argparse.ArgumentTypeError(f"{name} must be a {noun}{bound}, got {text!r}")
         return value
+    parse.numeric = kind  # type: ignore[attr-defined]
     return parse
 
 
@@ -120,6 +123,7 @@ def number(kind: type, name: str):
         except ValueError:
             noun = "whole number" if kind is int else "number"
             raise argparse.ArgumentTypeError(f"{name} must be a {noun}, got {text!r}") from None
+    parse.numeric = kind  # type: ignore[attr-defined]
     return parse
 
 
@@ -157,6 +161,22 @@ def privacy_options(parser: argparse.ArgumentParser, only: Sequence[str] | None 
 def identifier_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--identifier", dest="identifiers", metavar="IDENTIFIER", type=columns, action="extend",
                         default=[], help="identifier columns (replaced by *): comma-separated and/or repeated")
+
+
+def keep_options(parser: argparse.ArgumentParser) -> None:
+    """The columns released as they are: every column needs a role, so the unnamed ones must be kept on
+    purpose (docs/usage.md, "Every column has a role")."""
+    parser.add_argument("--keep", metavar="COLUMN", type=columns, action="extend", default=[],
+                        help="columns released as they are (insensitive): comma-separated and/or repeated; a "
+                             "column with no role (--qi, --identifier, --sensitive, --keep) is refused")
+    parser.add_argument("--keep-unnamed", action="store_true",
+                        help="release every column no option names as it is, instead of refusing the run "
+                             "(identifier-like ones are warned about)")
+
+
+def allow_k1_option(parser: argparse.ArgumentParser, text: str = "allow k = 1 (it protects no one; refused "
+                    "without this)") -> None:
+    parser.add_argument("--allow-k1", action="store_true", help=text)
 
 
 def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive columns (kept)") -> None:
@@ -197,6 +217,12 @@ def population_option(parser: argparse.ArgumentParser, text: str) -> None:
     parser.add_argument("--population", metavar="FILE", help=f"population CSV with the same QIs: {text}")
 
 
+def public_report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--public-report", metavar="PATH",
+                        help="also write the public report (what can be published beside the release: no paths, no "
+                             "hierarchy rows, no input values; docs/report.md); the full report stays the steward's")
+
+
 def uniqueness_model_option(parser: argparse.ArgumentParser) -> None:
     """`--uniqueness-model`: which estimate of population uniqueness a risk figure uses (docs/risk.md)."""
     parser.add_argument("--uniqueness-model", choices=UNIQUENESS_MODELS, default=DEFAULT_UNIQUENESS_MODEL,
@@ -222,13 +248,30 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True, 
     suppression_option(parser, 0.0 if required else None)
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
+    encoding_option(parser)
+
+
+def encoding_option(parser: argparse.ArgumentParser) -> None:
+    """The text encoding of a CSV input (Excel-exported files are often Latin-1, Windows-1252 or UTF-16)."""
+    parser.add_argument("--encoding", type=encoding_name, default="utf-8",
+                        help="text encoding of a CSV input: utf-8, latin-1, cp1252 or utf-16 (with its byte-order "
+                             "mark); .xlsx and Parquet inputs need none")
+
+
+def encoding_name(text: str) -> str:
+    try:
+        return check_encoding(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
-    """What defines the problem beside the QIs and the models (anonymize, frontier): the other roles, the
-    metric, the hierarchies and the missing-value tokens."""
+    """What defines the problem beside the QIs and the models (anonymize, frontier): the other roles (every
+    column has one), --allow-k1, the metric, the hierarchies and the missing-value tokens."""
     identifier_option(parser)
     sensitive_option(parser)
+    keep_options(parser)
+    allow_k1_option(parser)
     parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                         help="the information loss to minimize (see docs/metrics.md)")
     hierarchy_options(parser)
@@ -267,8 +310,8 @@ def node_option(parser: argparse.ArgumentParser) -> None:
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """The GA's own options (`kgen` only); given ones go to Config.options."""
-    parser.add_argument("--population", type=number(int, "population"),
-                        help="kgen: individuals per generation (paper preset 100, kgen+ 40)")
+    parser.add_argument("--ga-population", type=number(int, "ga-population"),
+                        help="kgen: individuals per generation of the GA (paper preset 100, kgen+ 40)")
     parser.add_argument("--preset", choices=["paper", "kgen+"],
                         help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
     parser.add_argument("--selection", choices=["tournament", "roulette"],
@@ -276,7 +319,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def search_options(args: argparse.Namespace) -> dict[str, object]:
-    return {key: value for key in ("population", "preset", "selection")
+    """The GA's options given, under Config.options' keys (`ga_population`, `preset`, `selection`)."""
+    return {key: value for key in ("ga_population", "preset", "selection")
             if (value := getattr(args, key, None)) is not None}
 
 
@@ -286,7 +330,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prefix cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with ' "
                              "(OWASP); without it such cells are kept exact and a warning is printed")
     parser.add_argument("--strict", action="store_true",
-                        help="treat warnings (an unnamed column that looks like an identifier, formula cells, "
+                        help="treat warnings (a kept column that looks like an identifier, formula cells, "
                              "more jobs than cores) as errors (exit 2)")
 
 
@@ -352,11 +396,19 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
     if isinstance(value, list) and not many:
         raise bad(f"takes one value, got a list {value!r}")
     items = value if isinstance(value, list) else [value]
+    numeric = getattr(action.type, "numeric", None)
     converted: list = []
     for item in items:
         if isinstance(item, (dict, list, bool)):
             raise bad(f"must be a string or number, got {item!r}")
-        text = str(item)
+        if numeric is not None and not isinstance(item, (int, float)):
+            noun = "a whole number" if numeric is int else "a number"
+            raise bad(f"must be {noun} (written without quotes), got the text {item!r}")
+        if numeric is int and isinstance(item, float):
+            raise bad(f"must be a whole number, got {item!r}")
+        if numeric is None and not isinstance(item, str):
+            raise bad(f"must be text (in quotes), got {item!r}")
+        text = resolve_path(action, item, path)
         try:
             result = action.type(text) if action.type is not None else text
         except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
@@ -368,6 +420,33 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
         else:
             converted.append(result)
     return converted if many else converted[0]
+
+
+# Options whose values are files or folders: relative to the TOML file's folder, not the working folder.
+PATH_OPTIONS = frozenset({"input", "output", "report", "html", "hierarchy_dir", "apply_report", "verify_release",
+                          "public_report"})
+HIERARCHY_BUILDERS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+
+
+def resolve_path(action: argparse.Action, value: str | float, path: str) -> str:
+    """A TOML value as text; a relative file or folder (PATH_OPTIONS, and the FILE of `hierarchy`'s
+    COL=FILE) joined to the folder of the TOML file, so a run.toml works from any working folder."""
+    text = str(value)
+    folder = Path(path).parent
+
+    def joined(name: str) -> str:
+        return name if not name or Path(name).is_absolute() else str(folder / name)
+
+    if action.dest in PATH_OPTIONS:
+        return joined(text)
+    if action.dest == "hierarchy":
+        items = []
+        for item in hierarchy_items(text):
+            column, sep, spec = item.partition("=")
+            builder = spec.strip().partition(":")[0] in HIERARCHY_BUILDERS
+            items.append(item if not sep or builder else f"{column}={joined(spec.strip())}")
+        return ",".join(items)
+    return text
 
 
 def apply_config_file(parser: argparse.ArgumentParser, argv: Sequence[str]) -> tuple[dict[str, object], dict | None]:
@@ -419,7 +498,7 @@ def fill_from_config(args: argparse.Namespace, values: dict[str, object]) -> Non
 DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "hierarchies": ("hierarchy", lambda args: parse_hierarchies(args.hierarchy)),
     "missing": ("missing", lambda args: tuple(DEFAULT_MISSING if args.missing is None else args.missing)),
-    "options": ("population", search_options),
+    "options": ("ga_population", search_options),
     "prune": ("no_prune", lambda args: not args.no_prune),
     "bound": ("no_bound", lambda args: not args.no_bound),
 }

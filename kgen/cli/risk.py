@@ -12,6 +12,7 @@ from fitness.models import KAnonymity
 from kgen.cli.options import (
     columns,
     command_parser,
+    encoding_option,
     number,
     population_option,
     uniqueness_model_option,
@@ -37,7 +38,7 @@ def generalize_like(population: object, report: Mapping, source: str) -> object:
 
 def run_command(path: str, qis: Sequence[str] | None, threshold: float, population: str | None,
                 report: str | None, sampling_fraction: float | None,
-                uniqueness_model: str = risking.DEFAULT_UNIQUENESS_MODEL) -> dict:
+                uniqueness_model: str = risking.DEFAULT_UNIQUENESS_MODEL, encoding: str = "utf-8") -> dict:
     """`kgen risk`: read the table (and the population, generalized by `report`'s node when given) and
     measure it."""
 
@@ -49,12 +50,12 @@ def run_command(path: str, qis: Sequence[str] | None, threshold: float, populati
     validate_threshold(threshold)
     if sampling_fraction is not None:
         validate_fraction(sampling_fraction)
-    table = read_table(path)
+    table = read_table(path, encoding=encoding)
     for column in qis:
         table.column(column)
     pop = None
     if population is not None:
-        pop = read_table(population)
+        pop = read_table(population, encoding=encoding)
         for column in qis:
             pop.column(column)
         if saved is not None:
@@ -70,7 +71,7 @@ def run_risk(args: argparse.Namespace) -> int:
     """`kgen risk`: the risk figures of docs/risk.md for any table."""
     check_fits(args.input, len(args.qi or []))  # a run the memory limits cannot hold is refused first (exit 5)
     figures = run_command(args.input, args.qi, args.risk_threshold, args.population, args.report,
-                          args.sampling_fraction, args.uniqueness_model)
+                          args.sampling_fraction, args.uniqueness_model, args.encoding)
     print(json.dumps(figures, indent=2) if args.json else risking.describe(figures))
     return 0
 
@@ -90,4 +91,5 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="n / N for the population-uniqueness estimate (default: from --population, else 1)")
     uniqueness_model_option(risk)
     risk.add_argument("--json", action="store_true", help="print the figures as JSON")
+    encoding_option(risk)
     risk.set_defaults(run=run_risk)

@@ -13,6 +13,7 @@ owns atomic writing; its names are re-exported here for older callers).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -86,22 +87,39 @@ def is_blank(fields: Sequence[str], width: int) -> bool:
     return not fields or (len(fields) == 1 and not fields[0].strip() and width != 1)
 
 
-def _head_text(raw: io.BufferedReader, name: str) -> str:
+UTF8 = "utf-8"
+ENCODINGS = ("utf-8", "latin-1", "cp1252", "utf-16")  # the documented ones; any codec Python knows is accepted
+
+
+def check_encoding(encoding: str) -> str:
+    """A text encoding by name, normalized (`latin1`, `ISO-8859-1` -> `latin-1`); an unknown one is an
+    InputError. UTF-8 files may start with a byte-order mark; UTF-16 ones must (it says the byte order)."""
+    try:
+        name = codecs.lookup(encoding).name
+    except (LookupError, TypeError):
+        raise InputError(f"unknown encoding {clip(str(encoding))}; use one of {', '.join(ENCODINGS)}") from None
+    return {"iso8859-1": "latin-1", "utf-16-le": "utf-16", "utf-16-be": "utf-16"}.get(name, name)
+
+
+def _head_text(raw: io.BufferedReader, name: str, encoding: str = UTF8) -> str:
     """The first lines of the file, decoded leniently, for separator detection; the stream is rewound.
-    A UTF-16 file (byte-order mark) is refused here."""
+    A UTF-16 file (byte-order mark) read as UTF-8 is refused here, naming `--encoding utf-16`."""
     head = raw.read(HEAD_BYTES)
     raw.seek(0)
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); re-save it as UTF-8", file=name)
+    if encoding == UTF8 and head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError("is UTF-16 (it starts with a UTF-16 byte-order mark); give --encoding utf-16 or re-save "
+                         "it as UTF-8", file=name)
+    if encoding != UTF8:
+        return head.decode(encoding, errors="replace")
     if len(head) == HEAD_BYTES:  # drop the last line: it may be cut in the middle
         cut = max(head.rfind(b"\n"), head.rfind(b"\r"))
         head = head[:cut] if cut > 0 else head
     return head.decode("utf-8-sig", errors="replace")
 
 
-def _text(raw: io.BufferedReader, errors: str = "strict") -> TextIO:
+def _text(raw: io.BufferedReader, errors: str = "strict", encoding: str = UTF8) -> TextIO:
     # newline="": the csv module sees \r\n, \r and \n line ends untranslated and counts lines itself
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors=errors, newline="")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig" if encoding == UTF8 else encoding, errors=errors, newline="")
 
 
 @dataclass(frozen=True)
@@ -164,26 +182,30 @@ def check_header(fields: Sequence[str], line: int, name: str) -> tuple[str, ...]
     return header
 
 
-def read_coded(path: str | os.PathLike, separator: str | None = None) -> CodedCSV:
+def read_coded(path: str | os.PathLike, separator: str | None = None, encoding: str = UTF8) -> CodedCSV:
     """Read a CSV file with a header row into dictionary-encoded columns, streaming.
 
     Errors: not a regular file, empty file, header with empty or duplicate column names, rows with the wrong
-    number of fields (ragged), invalid CSV (an unclosed quote), bytes that are not UTF-8, UTF-16. Blank lines
-    are skipped and not counted as rows; the header is the first non-blank record.
+    number of fields (ragged), invalid CSV (an unclosed quote), bytes that `encoding` cannot decode (UTF-8 by
+    default; a UTF-16 file read as UTF-8). Blank lines are skipped and not counted as rows; the header is the
+    first non-blank record. Files in another encoding (`latin-1`, `cp1252`, `utf-16`) are read by the csv
+    module (pyarrow's fast reader reads UTF-8 only).
     """
     name = str(path)
+    encoding = check_encoding(encoding)
     with open_input(path) as raw:
-        head = _head_text(raw, name)  # type: ignore[arg-type]
+        head = _head_text(raw, name, encoding)  # type: ignore[arg-type]
         separator = check_separator(separator) if separator is not None else detect_separator(head)
-        fast = _read_coded_arrow(raw, head, separator, name)  # type: ignore[arg-type]
-        if fast is not None:
-            return fast
+        if encoding == UTF8:
+            fast = _read_coded_arrow(raw, head, separator, name)  # type: ignore[arg-type]
+            if fast is not None:
+                return fast
         raw.seek(0)
         try:
-            return _read_coded(_text(raw), separator, name)  # type: ignore[arg-type]
-        except UnicodeDecodeError:
+            return _read_coded(_text(raw, encoding=encoding), separator, name)  # type: ignore[arg-type]
+        except UnicodeError:
             pass
-    raise _not_utf8(path, separator)
+    raise _not_utf8(path, separator, encoding)
 
 
 ARROW_BLOCK = 1 << 22  # bytes pyarrow parses per block: the threads of its reader share a slice's blocks
@@ -749,12 +771,18 @@ def _encode(chunk: list[list[str]], encoders: list[_ColumnEncoder]) -> None:
             encoder.add(values)
 
 
-def _not_utf8(path: str | os.PathLike, separator: str) -> InputError:
-    """The error for a file that is not UTF-8: a second pass (bytes that do not decode kept as surrogates)
-    finds the row, line and column of the first bad byte and shows that field only, escaped and cut."""
+def _not_utf8(path: str | os.PathLike, separator: str, encoding: str = UTF8) -> InputError:
+    """The error for a file that is not in its encoding (UTF-8 unless given): a second pass (bytes that do
+    not decode kept as surrogates) finds the row, line and column of the first bad byte and shows that field
+    only, escaped and cut."""
     name = str(path)
+    what = "UTF-8" if encoding == UTF8 else encoding
+    advice = ("give --encoding latin-1 or cp1252, or re-save the file as UTF-8 (it is probably Latin-1 or "
+              "Windows-1252)" if encoding == UTF8 else "give the file's encoding with --encoding, or re-save it "
+              "as UTF-8")
     with open_input(path) as raw:
-        reader = csv.reader(_text(raw, "surrogateescape"), delimiter=separator)  # type: ignore[arg-type]
+        text = _text(raw, "surrogateescape", encoding)  # type: ignore[arg-type]
+        reader = csv.reader(text, delimiter=separator)
         header_seen, rows, line = False, 0, 1
         header: list[str] = []
         try:
@@ -778,14 +806,13 @@ def _not_utf8(path: str | os.PathLike, separator: str) -> InputError:
                     else:
                         column, where = None, f" in {'the header, ' if not header_seen else ''}field {position + 1}"
                     return InputError(
-                        f"is not UTF-8: line {at} has byte 0x{byte:02x}{where}: {clip(shown)}; re-save the file "
-                        "as UTF-8 (it is probably Latin-1 or Windows-1252)",
+                        f"is not {what}: line {at} has byte 0x{byte:02x}{where}: {clip(shown)}; {advice}",
                         file=name, row=rows if header_seen else None, column=column, value=clip(shown, quote=False))
                 if not header_seen:
                     header, header_seen = [h.strip() for h in fields], True
-        except csv.Error:
+        except (csv.Error, UnicodeError):
             pass
-    return InputError("is not UTF-8; re-save the file as UTF-8 (it is probably Latin-1 or Windows-1252)", file=name)
+    return InputError(f"is not {what}; {advice}", file=name)
 
 
 def read_rows(path: str | os.PathLike, separator: str | None = None) -> list[list[str]]:

@@ -4,7 +4,8 @@ A hierarchy spec is one of:
 - a path to an ARX CSV file (one row per value, one column per level; `;` or `,`);
 - `decimal` (decimal rounding, the default for numeric columns), `intervals:W1,W2,...`, `mask`,
   `date[:FORMAT]`, `decade-date[:FORMAT]`, `flat` (value -> `*`, the default for other columns);
-- a `lattice.Hierarchy` object (Python API), or a list of {child: parent} mappings (categories).
+- a `lattice.Hierarchy` object, a pandas DataFrame laid out as an ARX file (Python API), or a list of
+  {child: parent} mappings (categories).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def build(column: str, spec: object, values: Sequence[str], numbers: np.ndarray 
     reader knows them, the values as integers: `decimal_levels`)."""
     if isinstance(spec, Hierarchy):
         return spec
+    if is_frame(spec):
+        return from_frame(column, spec)
     if isinstance(spec, (list, tuple)):
         return builders.mapping_hierarchy(column, values, spec)
     text = str(spec)
@@ -191,13 +194,34 @@ def resolve(column: str, values: Sequence[str], missing: str | None, spec: objec
         raise locate(error, column, source, column_values, row_number) from None
 
 
+def from_frame(column: str, frame: object) -> Hierarchy:
+    """A hierarchy given as a pandas DataFrame (Python API): one row per value, one column per level, as in
+    ARX's CSV files; every cell read as text (an empty or missing cell ends the row, as in the files)."""
+    rows = []
+    for row in frame.astype(object).to_numpy().tolist():  # type: ignore[attr-defined]
+        cells = ["" if cell is None or cell != cell else str(cell) for cell in row]  # NaN != NaN
+        while cells and not cells[-1].strip():
+            cells.pop()
+        rows.append(cells)
+    return Hierarchy.from_rows(column, rows, f"DataFrame hierarchy of {column!r}")
+
+
+def is_frame(spec: object) -> bool:
+    """Whether a spec is a DataFrame (duck-typed: pandas is optional, and never imported here for this)."""
+    return hasattr(spec, "to_numpy") and hasattr(spec, "columns") and hasattr(spec, "astype")
+
+
 def _resolve(column: str, values: Sequence[str], missing: str | None, spec: object | None,
              folder: str | os.PathLike | None, source: str | None,
              numbers: np.ndarray | None = None) -> tuple[Hierarchy, str]:
+    frame = is_frame(spec)
+    if frame:
+        spec = from_frame(column, spec)
     if spec is None and folder is not None:
         found = find_in_dir(folder, column)
         spec = str(found) if found else None
-    described = spec if isinstance(spec, str) else type(spec).__name__ if spec is not None else None
+    described = ("DataFrame" if frame else spec if isinstance(spec, str)
+                 else type(spec).__name__ if spec is not None else None)
     if spec is None:
         spec = described = default_spec(column, values, source, numbers)
     if not values and not isinstance(spec, Hierarchy) and not Path(str(spec)).exists():

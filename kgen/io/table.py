@@ -10,6 +10,7 @@ lazily, row by row or in chunks).
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -184,10 +185,10 @@ def to_pandas(table: object) -> object:
                         dtype=object)
 
 
-def read_csv(path: str | os.PathLike, separator: str | None = None) -> Table:
+def read_csv(path: str | os.PathLike, separator: str | None = None, encoding: str = "utf-8") -> Table:
     """Read a CSV file with a header row (`,` `;` tab or `|`, detected unless given; UTF-8 with or without
-    BOM), streaming it into coded columns."""
-    coded = read_coded(path, separator)
+    BOM unless `encoding` says otherwise: latin-1, cp1252, utf-16), streaming it into coded columns."""
+    coded = read_coded(path, separator, encoding)
     numbers = coded.numbers or (None,) * len(coded.header)
     values = {c: CodedColumn(codes, labels, n) for c, codes, labels, n in zip(coded.header, coded.codes, coded.labels,
                                                                              numbers)}
@@ -209,12 +210,15 @@ def is_parquet(path: str | os.PathLike) -> bool:
         return False  # the CSV reader gives the message (not found, a folder, ...)
 
 
-def read_table(path: str | os.PathLike, separator: str | None = None) -> Table:
-    """Read an input table: Parquet (by suffix or magic bytes) or else CSV/TSV (`read_csv`). The one place
-    where the CLI, the API and `kgen risk` choose the reader."""
+def read_table(path: str | os.PathLike, separator: str | None = None, encoding: str = "utf-8") -> Table:
+    """Read an input table: Parquet (by suffix or magic bytes), Excel (`.xlsx`, the first sheet) or else
+    CSV/TSV in `encoding` (`read_csv`). The one place where the CLI, the API and `kgen risk` choose the
+    reader."""
     if is_parquet(path):
         return read_parquet(path)
-    return read_csv(path, separator)
+    if str(path).lower().endswith(EXCEL_SUFFIXES):
+        return read_excel(path)
+    return read_csv(path, separator, encoding)
 
 
 def read_parquet(path: str | os.PathLike) -> Table:
@@ -272,6 +276,69 @@ def read_parquet(path: str | os.PathLike) -> Table:
     return Table(columns, values, name, ",")
 
 
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+
+
+def excel_text(value: object) -> str:
+    """An Excel cell as the text a CSV export would hold: empty for none, a whole number without `.0`, a date
+    as ISO 8601 (a date alone without its midnight)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime.datetime):
+        return value.date().isoformat() if value.time() == datetime.time() else value.isoformat(sep=" ")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def read_excel(path: str | os.PathLike) -> Table:
+    """Read the first sheet of an Excel workbook (`.xlsx`, with openpyxl: the `excel` extra): the first
+    non-empty row is the header, empty rows are skipped, cells are read as the values Excel shows (formulas'
+    cached results), as text (`excel_text`). Errors name the file, row and column as for CSV."""
+    name = str(path)
+    try:
+        # optional dependency: openpyxl (extra `excel`)
+        import openpyxl
+    except ImportError:
+        raise InputError("reading Excel files needs openpyxl: pip install 'kgen[excel]'", file=name) from None
+    with open_input(path) as handle:
+        try:
+            book = openpyxl.load_workbook(handle, read_only=True, data_only=True)
+        except Exception as error:  # openpyxl raises zipfile, KeyError and its own errors for a bad workbook
+            reason = (str(error).splitlines() or [type(error).__name__])[0]
+            raise InputError(f"is not a readable .xlsx workbook ({clip(reason, 80, quote=False)})", file=name) from None
+        try:
+            rows = [[excel_text(v) for v in row] for row in book.worksheets[0].iter_rows(values_only=True)]
+        finally:
+            book.close()
+    return excel_table(rows, name)
+
+
+def excel_table(rows: list[list[str]], name: str) -> Table:
+    """A sheet's rows (text) as a table: the header is the first non-empty row; trailing empty cells are
+    dropped; a data cell beyond the header's columns is an error naming its row."""
+    filled = [(number, row) for number, row in enumerate(rows, start=1) if any(cell.strip() for cell in row)]
+    if not filled:
+        raise InputError("is empty: the first sheet has no rows", file=name)
+    line, header_row = filled[0]
+    while header_row and not header_row[-1].strip():
+        header_row = header_row[:-1]
+    header = csvio.check_header(header_row, line, name)
+    values: dict[str, list[str]] = {c: [] for c in header}
+    for data_row, (line, row) in enumerate(filled[1:], start=1):
+        extra = [cell for cell in row[len(header):] if cell.strip()]
+        if extra:
+            raise InputError(f"has {len(header) + len(extra)} or more cells, the header {len(header)}", file=name,
+                             row=data_row, line=line)
+        for i, column in enumerate(header):
+            values[column].append(row[i] if i < len(row) else "")
+    return Table(header, values, name, ",")
+
+
 def check_text_columns(schema: object, name: str) -> None:
     """Refuse a Parquet schema with a column kgen cannot read as text (a list, struct, map or union: nested
     values have no one text form), in one line naming the column, before its data is read."""
@@ -313,12 +380,13 @@ def from_dataframe(frame: object) -> Table:
     return from_mapping(data)
 
 
-def as_table(data: object) -> Table:
-    """Accept a Table, a CSV/TSV or Parquet path, a column mapping or a pandas DataFrame."""
+def as_table(data: object, encoding: str = "utf-8") -> Table:
+    """Accept a Table, a CSV/TSV (in `encoding`), Parquet or Excel path, a column mapping or a pandas
+    DataFrame."""
     if isinstance(data, Table):
         return data
     if isinstance(data, (str, os.PathLike)):
-        return read_table(data)
+        return read_table(data, encoding=encoding)
     if isinstance(data, Mapping):
         return from_mapping(data)
     if type(data).__name__ == "DataFrame":

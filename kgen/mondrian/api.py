@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from kgen.io.hierarchies import find_in_dir, load_arx
+from kgen.io.roles import identifier_warning, kept_columns, named_like_identifier, require_roles
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
 from kgen.mondrian.storage import Source, write_csv
 from kgen.runners.settings import CONNECT_TIMEOUT
+from kgen.status import IdentifierWarning
 from lattice.errors import InputError, names_shown
 
 PEEK_ROWS = 10_000
@@ -51,14 +54,28 @@ def _is_numeric(values: pd.Series) -> bool:
 def build_spec(source: Source, qis: Sequence[str], k: int, l: int = 1, sensitive: str | None = None,  # noqa: E741
                strategies: str | Mapping[str, str] | None = None,
                hierarchies: Mapping[str, str | os.PathLike] | None = None, hierarchy_dir: str | None = None,
-               identifiers: Sequence[str] = ()) -> Spec:
+               identifiers: Sequence[str] = (), keep: Sequence[str] = (), keep_unnamed: bool = False,
+               warn: Callable[[str], None] | None = None) -> Spec:
     """The Spec of a run: per QI its generalization (given, else hierarchy when a hierarchy is given,
-    interval for numbers, set otherwise) and its order (the hierarchy's leaves, numbers, or text)."""
+    interval for numbers, set otherwise) and its order (the hierarchy's leaves, numbers, or text).
+
+    Every column needs a role, as in `kgen.anonymize`: a column that is not a QI, an identifier, the
+    sensitive column or in `keep` is refused (InputError) unless `keep_unnamed`. A kept column named like an
+    identifier is warned about: to `warn`, else as a `kgen.IdentifierWarning`."""
     hierarchies = dict(hierarchies or {})
-    for column in list(qis) + ([sensitive] if sensitive else []) + list(identifiers):
+    named = list(qis) + ([sensitive] if sensitive else []) + list(identifiers)
+    for column in named:
         if column not in source.columns:
             raise InputError(f"unknown column {column!r}; the table has: {names_shown(source.columns)}",
                              file=source.source, column=column)
+    require_roles(list(source.columns), named, keep, keep_unnamed, source.source)
+    for column in kept_columns(list(source.columns), named, keep, keep_unnamed):
+        if named_like_identifier(column):
+            message = identifier_warning(column, "named like an identifier")
+            if warn is not None:
+                warn(message)
+            else:
+                warnings.warn(message, IdentifierWarning, stacklevel=2)
     for column in hierarchies:
         if column not in qis:
             raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier (--qi)",

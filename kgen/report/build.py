@@ -111,7 +111,8 @@ class Written(Protocol):
 ANONYMIZE_KEYS = (
     "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models",
     *(p.name for p in privacy.parameters()), "suppression_limit", "max_suppressed_rows", "rows", "rows_released",
-    "quasi_identifiers", "identifiers", "sensitive", "node", "heights", "box", "objective", "loss", "log", "los",
+    "rows_written", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed", "node", "heights", "box",
+    "objective", "loss", "log", "los",
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
@@ -119,10 +120,9 @@ ANONYMIZE_KEYS = (
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
-    "max_suppressed_rows", "rows", "rows_released", "suppressed", "classes", "smallest_class", "metric", "loss",
-    "metrics", "privacy",
-    "quasi_identifiers", "identifiers", "sensitive", "suppressed_rows", "unnamed_columns", "warnings",
-    "formula_cells", "risk", "provenance",
+    "max_suppressed_rows", "rows", "rows_released", "rows_written", "suppressed", "classes", "smallest_class",
+    "metric", "loss", "metrics", "privacy", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
+    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
@@ -227,9 +227,10 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         "max_evaluations": config.max_evaluations, "time_limit": config.time_limit,
         "models": [m.describe() for m in evaluator.models], **privacy.report_values(config.model_values()),
         "suppression_limit": config.suppression, "max_suppressed_rows": evaluator.max_suppressed,
-        "rows": n, "rows_released": sum(w.written for w in written) if written else None,
+        "rows": n, "rows_released": n - e.suppressed,
+        "rows_written": sum(w.written for w in written) if written else None,
         "quasi_identifiers": list(config.qi), "identifiers": list(config.identifiers),
-        "sensitive": list(config.sensitive),
+        "sensitive": list(config.sensitive), "keep": list(config.keep), "keep_unnamed": bool(config.keep_unnamed),
         "node": {name: int(x) for name, x in zip(domain.names, node)},
         "heights": {name: int(h) for name, h in zip(domain.names, domain.heights)},
         "box": {"lower": list(prepared.box.lower), "upper": list(prepared.box.upper), "size": prepared.box.size},
@@ -329,10 +330,13 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "suppression_limit": config.suppression,
         "max_suppressed_rows": evaluator.max_suppressed,
         "rows": prepared.table.n,
-        "rows_released": released.n,
+        "rows_released": prepared.table.n - evaluation.suppressed,  # rows not suppressed, as the risk section
+        "rows_written": released.n,  # lines of the release: suppressed rows too (with * in every QI) unless dropped
         "quasi_identifiers": list(config.qi),
         "identifiers": list(config.identifiers),
         "sensitive": list(config.sensitive),
+        "keep": list(config.keep),
+        "keep_unnamed": bool(config.keep_unnamed),
         "suppressed": evaluation.suppressed,
         "classes": evaluation.classes,
         "smallest_class": evaluation.smallest_class,

@@ -70,9 +70,7 @@ def level_chart(attributes: Mapping[str, Mapping]) -> str:
     losses = [max(float(attributes[n]["loss"]), 0.01) for n in names]
     colors = []
     for n in names:
-        a = attributes[n]
-        kind = "kept" if a["level"] == 0 else "full" if a["level"] >= a["height"] else "between"
-        colors.append(LEVEL_COLORS[kind])
+        colors.append(LEVEL_COLORS[summarizing.level_kind(attributes[n])])
     positions = list(range(q))
     ax.barh(positions, losses, color=colors, height=0.75)
     ax.set_yticks(positions, labels=[f"{summarizing.cut(n, 28)}  {attributes[n]['level']}/"
@@ -291,7 +289,9 @@ def render_release_figures(report: Mapping, release: str | os.PathLike | None, t
             ("quasi-identifiers", ", ".join(r["quasi_identifiers"])),
             ("identifiers (replaced by *)", ", ".join(r.get("identifiers") or []) or "none"),
             ("sensitive", ", ".join(r.get("sensitive") or []) or "none"),
-            ("rows, released", f"{r.get('rows')}, {r.get('rows_released')}"),
+            ("kept (released as they are)", "every unnamed column" if r.get("keep_unnamed")
+             else ", ".join(r.get("keep") or []) or "none"),
+            ("rows, released", summarizing.released_text(r) if "rows" in r else "n/a"),
             ("suppressed rows", r.get("suppressed", 0)),
             ("classes (smallest)", f"{r.get('classes')} ({r.get('smallest_class')})")]
     rows += [(f"metric {name}", value) for name, value in metrics.items() if not isinstance(value, (dict, list))]

@@ -23,6 +23,7 @@ from kgen.io.formulas import escape
 from kgen.io.table import Table, read_csv
 from kgen.report import provenance
 from kgen.report.build import CHECKER, formula_record, to_json
+from kgen.report.public import public_json
 from kgen.status import ReleaseCheckError
 from lattice.errors import InputError, names_shown
 
@@ -62,7 +63,8 @@ class Parts(Protocol):
 
 
 def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], None], report: dict,
-            protected: Sequence[str | os.PathLike], check: Callable[[Path], object]) -> None:
+            protected: Sequence[str | os.PathLike], check: Callable[[Path], object],
+            public: Path | None = None) -> None:
     """Write a release and its report as a pair: both or neither (`kgen.io.files.write_atomic_many`).
 
     Both go to temporary files first. Then the release's size and SHA-256 as written go into the report's
@@ -84,6 +86,9 @@ def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], N
     check
         The independent check of the written file: returns a `kgen.check.kanonymity.CheckResult` or raises (an
         InputError such as `kgen.check.verify.ReleaseCheckError`, exit 4).
+    public
+        Where the public report goes (`kgen.report.public`), or None: written with the pair, after the check
+        and from the checked report, its size and SHA-256 recorded in the full report's provenance.
     """
     report.pop("verified", None)  # a verdict is only ever the one of the check below
     escaped = bool((report.get("formula_cells") or {}).get("escaped"))
@@ -96,12 +101,32 @@ def publish(output: Path, report_path: Path, release: str | Callable[[TextIO], N
             report["verified"] = {"checker": CHECKER, "passed": False, "error": str(error)}
             raise
         report["verified"] = result if isinstance(result, dict) else verified_record(result, escaped)  # type: ignore[arg-type]
-        with open(paths[1], "w", encoding="utf-8", newline="") as handle:  # truncates; keeps the file's mode
-            handle.write(to_json(report))
-            handle.flush()
-            os.fsync(handle.fileno())
+        if public is not None:
+            rewrite(paths[2], attach_public(report, public))
+        rewrite(paths[1], to_json(report))
 
-    write_atomic_many([(output, release), (report_path, to_json(report))], protected=protected, check=check_pair)
+    items: list[tuple[Path, str | Callable[[TextIO], None]]] = [(output, release), (report_path, to_json(report))]
+    write_atomic_many(items + ([(public, "")] if public is not None else []), protected=protected,
+                      check=check_pair)
+
+
+def rewrite(path: Path, text: str) -> None:
+    """Write a temporary file of the pair again (after the check), flushed to disk; keeps its mode."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:  # truncates
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def attach_public(report: dict, public: Path) -> str:
+    """The public report's text (from the checked report) and its name, size and SHA-256 recorded in the full
+    report's provenance, so the steward's report says which public report goes with it."""
+    text = public_json(report)
+    data = text.encode("utf-8")
+    report.setdefault("provenance", {})["public_report"] = {
+        "path": str(public), "absolute_path": str(public.resolve()), "bytes": len(data),
+        "sha256": provenance.sha256_bytes(data)}
+    return text
 
 
 def csv_text(table: Tabular) -> str:
@@ -148,7 +173,7 @@ def part_record(part: WrittenPart) -> dict:
 
 
 def publish_parts(release: Parts, folder: Path, report_path: Path, report: dict,
-                  protected: Sequence[str | os.PathLike]) -> None:
+                  protected: Sequence[str | os.PathLike], public: Path | None = None) -> None:
     """A partitioned release and its report as a pair, under the output lock: each part's size and SHA-256
     (of the bytes written) go into the report's provenance, `verified` is the check of the written parts
     (run on the workers before this, `kgen.check.partitioned`), then the parts are renamed into place and the
@@ -157,17 +182,22 @@ def publish_parts(release: Parts, folder: Path, report_path: Path, report: dict,
     if Path(release.folder).resolve() != folder.resolve():
         raise InputError("a partitioned release is published into the folder its parts were written to",
                          file=str(folder))
-    with output_lock([folder, report_path]):
+    with output_lock([folder, report_path] + ([public] if public is not None else [])):
         try:
             check_target(report_path, protected)
+            if public is not None:
+                check_target(public, protected)
             records = [part_record(w) for w in parts]
             report.setdefault("provenance", {})["release"] = {"path": str(folder), "parts": records}
             report["verified"] = dict(release.verified)
+            text = attach_public(report, public) if public is not None else None
         except BaseException:
             release.discard()
             raise
         release.publish()
         try:
+            if text is not None and public is not None:
+                write_atomic(public, text, protected)
             write_atomic(report_path, to_json(report), protected)
         except BaseException:
             release.unpublish()
@@ -176,7 +206,8 @@ def publish_parts(release: Parts, folder: Path, report_path: Path, report: dict,
 
 def write_release(result: Publishable, path: str | os.PathLike, report: str | os.PathLike | None = None,
                   protected: Sequence[str | os.PathLike] = (), *, escape_formulas: bool = False,
-                  strict: bool = False, warn: Callable[[str], None] | None = None) -> Path:
+                  strict: bool = False, warn: Callable[[str], None] | None = None,
+                  public: str | os.PathLike | None = None) -> Path:
     """Write a run's release (CSV) and its report (JSON, default: `path` with `.json`) as a checked pair.
 
     The one publish of kgen (`kgen anonymize`, `apply`, `demo` and the API): both files go to temporary
@@ -198,6 +229,9 @@ def write_release(result: Publishable, path: str | os.PathLike, report: str | os
     escape_formulas, strict, warn
         Formula cells escaped with `'`; with `strict` unescaped formula cells are an error, else `warn` is
         told (see `release_writer`).
+    public
+        Also write the public report there (`kgen.report.public`: what may be published beside the
+        release), with the pair, after the check; its SHA-256 goes into the full report's provenance.
 
     Returns
     -------
@@ -208,21 +242,23 @@ def write_release(result: Publishable, path: str | os.PathLike, report: str | os
     report_path = Path(report) if report is not None else target.with_suffix(".json")
     if same_file(target, report_path):
         raise InputError("is given for both the release and the report", file=str(target))
+    public_path = Path(public) if public is not None else None
     r = result.report
     release = result.release
     if hasattr(release, "parts"):  # a partitioned run's folder of parts (kgen.runners.partitioned.release)
-        publish_parts(release, target, report_path, r, protected)  # type: ignore[arg-type]
+        publish_parts(release, target, report_path, r, protected, public_path)  # type: ignore[arg-type]
         return report_path
     content = release_writer(release, r, escape_formulas, strict, warn)
     params = (r.get("provenance") or {}).get("parameters", {}).get("values", {})
-    dropped = bool(params.get("drop_suppressed", r["rows_released"] < r["rows"]))
+    dropped = bool(params.get("drop_suppressed", r.get("rows_written", r["rows"]) < r["rows"]))
     k, rules = rules_from_models(r["models"], dropped)
     source = (r.get("provenance") or {}).get("input", {}).get("path")
     inputs = list(protected) + ([source] if source else [])
     escaped = bool(r["formula_cells"]["escaped"])
     publish(target, report_path, content, r, inputs,
             lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules,
-                                        escaped, separator=getattr(release, "separator", None)))
+                                        escaped, separator=getattr(release, "separator", None)),
+            public_path)
     return report_path
 
 

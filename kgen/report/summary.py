@@ -36,17 +36,23 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def level_kind(attribute: Mapping) -> str:
+    """"kept" (level 0), "full" (generalized to one value: the top level, or a lower level that already
+    merges every value, as a decimal hierarchy's tens do for ages 20-29) or "between"."""
+    a = attribute
+    if a["level"] == 0:
+        return "kept"
+    if a["level"] >= a["height"] or a.get("distinct_after") == 1:
+        return "full"
+    return "between"
+
+
 def node_groups(attributes: Mapping[str, Mapping]) -> tuple[list[str], list[str], list[str]]:
-    """QIs fully generalized (level = height > 0), kept as they are (level 0) and in between."""
-    full, kept, between = [], [], []
+    """QIs fully generalized (one value left), kept as they are (level 0) and in between (`level_kind`)."""
+    groups: dict[str, list[str]] = {"full": [], "kept": [], "between": []}
     for name, a in attributes.items():
-        if a["level"] == 0:
-            kept.append(name)
-        elif a["level"] >= a["height"]:
-            full.append(name)
-        else:
-            between.append(name)
-    return full, kept, between
+        groups[level_kind(a)].append(name)
+    return groups["full"], groups["kept"], groups["between"]
 
 
 def node_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> list[str]:
@@ -109,16 +115,16 @@ def risk_line(risk: Mapping | None) -> list[str]:
 
 
 def text(report: Mapping, output: str | os.PathLike | None = None, report_path: str | os.PathLike | None = None,
-         width: int = WIDTH, html: str | os.PathLike | None = None) -> str:
+         width: int = WIDTH, html: str | os.PathLike | None = None,
+         public: str | os.PathLike | None = None) -> str:
     """The summary of an anonymize report, every line at most `width` columns."""
     r = report
     attributes = r["attributes"]
     q = len(attributes)
-    lines = [
-        f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs",
-        f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows); "
-        f"{r['rows']} rows, {r['rows_released']} released",
-    ]
+    limit = f"  k = {r['k']}, suppression limit {r['suppression_limit']:.2%} ({r['max_suppressed_rows']} rows)"
+    counts = released_text(r)
+    lines = [f"{r['algorithm']} ({r['stopped']}, {r['evaluations']} evaluations, {r['seconds']:.2f} s): {q} QIs"]
+    lines += [f"{limit}; {counts}"] if len(limit) + len(counts) + 2 <= width else [limit, f"  {counts}"]
     if len(r.get("models") or []) > 1:  # beyond k-anonymity, which the line above states
         lines.append(cut("  models: " + "; ".join(privacy.summary_words(r["models"])), width))
     lines += node_lines(attributes, width)
@@ -140,7 +146,19 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
     if output is not None:
         lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])
+        lines += [f"    and {public} (public report)"] if public else []
     return "\n".join(lines)
+
+
+def released_text(r: Mapping) -> str:
+    """Rows released and suppressed, in the report's words: `rows_released` counts the rows not suppressed;
+    suppressed rows are written with * in every QI, or left out (`rows_written` < `rows`)."""
+    suppressed = r.get("suppressed") or 0
+    released = r.get("rows_released", r["rows"] - suppressed)
+    if not suppressed:
+        return f"{r['rows']} rows, {released} released"
+    how = "left out" if r.get("rows_written", r["rows"]) < r["rows"] else "written with * in every QI"
+    return f"{r['rows']} rows: {released} released, {suppressed} suppressed ({how})"
 
 
 def bound_line(r: dict) -> list[str]:
@@ -177,5 +195,5 @@ def likeness_words(figures: dict) -> str:
     return f"  beta {figures['max_beta']:.3f}  delta {figures['max_delta_disclosure']:.3f}"
 
 
-__all__ = ["WIDTH", "next_steps", "text"]
+__all__ = ["WIDTH", "level_kind", "next_steps", "released_text", "text"]
 

@@ -52,7 +52,10 @@ def make_search(name: str, options: Mapping[str, object] | None = None) -> Searc
     factory = REGISTRY.get(name) or CUT_POINT.get(name)
     if factory is None:
         raise InputError(f"unknown algorithm {name!r}; choose one of: {', '.join(sorted(REGISTRY | CUT_POINT))}")
+    given = dict(options or {})
+    if "ga_population" in given:  # the option's name (`--ga-population`) for the GA's `population` field
+        given["population"] = given.pop("ga_population")
     try:
-        return factory(**dict(options or {}))
+        return factory(**given)
     except TypeError as error:
         raise InputError(f"bad options for algorithm {name!r}: {error}") from None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from kgen.io.hierarchies import find_in_dir
 from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
+from kgen.report.public import public_report
 from kgen.run import pipeline as api
 from kgen.run.config import Config
 from kgen.run.record import record
@@ -54,6 +55,10 @@ class Applied:
     def holds(self) -> bool:
         """The privacy models hold with at most the allowed number of suppressed rows."""
         return bool(self.evaluation.feasible)
+
+    def public_report(self) -> dict:
+        """What may be published beside the release (`kgen.report.public`)."""
+        return public_report(self.report)
 
 
 def load_report(path: str | os.PathLike) -> dict:
@@ -117,9 +122,10 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
     qis = names_list(report, "quasi_identifiers", name, required=True)
     identifiers = names_list(report, "identifiers", name)
     sensitive = names_list(report, "sensitive", name)
-    roles = [c for c in qis + identifiers + sensitive]
+    kept = names_list(report, "keep", name)
+    roles = [c for c in qis + identifiers + sensitive + kept]
     if len(set(roles)) != len(roles):
-        raise bad(name, "quasi_identifiers", "shares a column with 'identifiers' or 'sensitive'")
+        raise bad(name, "quasi_identifiers", "shares a column with 'identifiers', 'sensitive' or 'keep'")
     validate_levels(report, qis, name)
     validate_settings(report, name)
     validate_models(report, sensitive, name, allow_k1)
@@ -241,16 +247,23 @@ def hierarchy_changes(report: Mapping, source: str, overrides: Mapping[str, obje
 
 def config_from_report(report: Mapping, source: str, overrides: Mapping[str, object] | None = None,
                        hierarchy_dir: str | None = None, suppression: float | None = None,
-                       drop_suppressed: bool = False, strict: bool = False) -> Config:
-    """The Config of the run that wrote the report (same columns, models, metric), without pruning."""
+                       drop_suppressed: bool = False, strict: bool = False, *, keep: Sequence[str] = (),
+                       keep_unnamed: bool = False, allow_k1: bool = False, columns: Sequence[str] | None = None
+                       ) -> Config:
+    """The Config of the run that wrote the report (same columns, models, metric, kept columns), without
+    pruning. The report's kept columns that the new table (`columns`) lacks are left out; `keep` and
+    `keep_unnamed` add to the report's."""
     ks = [m["k"] for m in report["models"] if m.get("model") == "k-anonymity"]
+    saved_keep = [c for c in names_list(report, "keep", source) if columns is None or c in columns]
     return Config(
         qi=list(report["quasi_identifiers"]), k=ks[0] if ks else 2,
         suppression=float(report["suppression_limit"] if suppression is None else suppression),
         identifiers=list(report.get("identifiers", [])), sensitive=list(report.get("sensitive", [])),
         hierarchies=hierarchy_specs(report, source, overrides or {}), hierarchy_dir=hierarchy_dir,
         missing=tuple(report.get("missing", DEFAULT_MISSING)), metric=str(report.get("metric", "log")),
-        prune=False, drop_suppressed=drop_suppressed, strict=strict,
+        prune=False, drop_suppressed=drop_suppressed, strict=strict, allow_k1=allow_k1,
+        keep=saved_keep + [c for c in keep if c not in saved_keep],
+        keep_unnamed=bool(report.get("keep_unnamed", False)) or keep_unnamed,
     )
 
 
@@ -280,7 +293,8 @@ def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:
 def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mapping[str, object] | None = None,
           hierarchy_dir: str | None = None, suppression: float | None = None,
           drop_suppressed: bool = False, allow_k1: bool = False, strict: bool = False,
-          source: str | None = None, invocation: Mapping | None = None,
+          keep: Sequence[str] = (), keep_unnamed: bool = False, source: str | None = None,
+          invocation: Mapping | None = None, warn: Callable[[str], None] | None = None,
           allow_changed_hierarchies: bool = False) -> Applied:
     """Apply a saved report's node (and privacy models) to new data: `kgen apply` without the files.
 
@@ -297,18 +311,15 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         A folder of `*hierarchy_<QI>.csv` files, for older reports that name their hierarchy files.
     suppression
         The suppression limit (a fraction of rows); default: the report's.
-    drop_suppressed
-        Leave suppressed rows out of the release.
-    allow_k1
-        Apply a report whose k is 1 (it protects no one; refused otherwise).
-    strict
-        Warnings (an unnamed column that looks like an identifier) become errors.
-    source
-        How messages name a report given as a mapping (default: its path, or "report").
-    invocation
-        How the run was started, for the provenance (the command line passes its argv).
-    allow_changed_hierarchies
-        Apply even when a hierarchy is not the one the report records (`hierarchy_changes`; then a warning).
+    drop_suppressed, allow_k1, strict, allow_changed_hierarchies
+        Leave suppressed rows out; apply a report whose k is 1, or a hierarchy that is not the one the report
+        records (`hierarchy_changes`; a warning then); make warnings errors.
+    keep, keep_unnamed, warn
+        Columns released as they are besides the report's (a column with no role is refused); called with
+        each warning, else they are Python warnings (`kgen.IdentifierWarning`).
+    source, invocation
+        How messages name a report given as a mapping (default: its path, or "report"); how the run was
+        started, for the provenance (the command line passes its argv).
 
     Returns
     -------
@@ -331,9 +342,11 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
         raise InputError(f"{changes[0]}; give --allow-changed-hierarchies (allow_changed_hierarchies=True) to "
                          "apply it anyway", file=source)
     table = as_table(data)
-    config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict)
+    config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict,
+                                keep=keep, keep_unnamed=keep_unnamed, allow_k1=allow_k1, columns=table.columns)
     models = validate_models(saved, list(saved.get("sensitive", [])), source, True)
     prepared = api.prepare(table, config, models, require_feasible=False)
+    api.emit_warnings(prepared.table, config, warn)
     applied = apply_node(prepared, saved, source, drop_suppressed, invocation)
     applied.report["warnings"] += [f"{change}: applied anyway (--allow-changed-hierarchies)" for change in changes]
     return applied

@@ -18,9 +18,9 @@ from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
-LIST_FIELDS = ("qi", "identifiers", "sensitive", "missing")
+LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
-         ("sensitive", "sensitive", "--sensitive"))
+         ("sensitive", "sensitive", "--sensitive"), ("keep", "kept column", "--keep"))
 
 
 # Every Config field with a range or a set of choices, checked by `Config.check`. The privacy models' fields
@@ -57,6 +57,15 @@ class Settings:
         Direct identifiers, replaced by `*` in the release (`--identifier`).
     sensitive : sequence of str
         Sensitive columns, released as they are; `l` and `t_closeness` apply to each.
+    keep : sequence of str
+        Columns released as they are (ARX's insensitive attributes, `--keep`). Every column of the table must
+        have a role (QI, identifier, sensitive or kept), else the run is refused: a column nobody named is
+        how a direct identifier leaves in clear.
+    keep_unnamed : bool
+        Release every column no role names as it is (`--keep-unnamed`), instead of refusing the run.
+        A kept column that looks like an identifier is warned about (`kgen.IdentifierWarning`).
+    allow_k1 : bool
+        Allow k = 1 (`--allow-k1`): k-anonymity with k = 1 protects no one, so it must be asked for.
     metric : str
         The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
     hierarchies : mapping of str to object
@@ -66,11 +75,14 @@ class Settings:
         A folder searched for `*hierarchy_<QI>.csv` files for QIs without one in `hierarchies`.
     missing : sequence of str
         The tokens that mean "missing" (default: empty, `?`, `NA`).
+    encoding : str
+        The text encoding of a CSV path given as data (`--encoding`): utf-8 (default, with or without a
+        byte-order mark), latin-1, cp1252 or utf-16 (with its byte-order mark).
     algorithm : str
         The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
     options : mapping of str to object
-        The algorithm's own parameters (its dataclass fields, e.g. `population`, `preset`, `selection`);
-        from `--population`, `--preset`, `--selection`.
+        The algorithm's own parameters (its dataclass fields, e.g. `preset`, `selection`; the GA's
+        population size as `ga_population`); from `--ga-population`, `--preset`, `--selection`.
     seed : int
         The random seed of the search: the same seed gives the same result.
     max_evaluations : int or None
@@ -118,10 +130,14 @@ class Settings:
     suppression: float = 0.0
     identifiers: Sequence[str] = ()
     sensitive: Sequence[str] = ()
+    keep: Sequence[str] = ()
+    keep_unnamed: bool = False
+    allow_k1: bool = False
     metric: str = "log"
     hierarchies: Mapping[str, object] = field(default_factory=dict)
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
+    encoding: str = "utf-8"
     algorithm: str = "kgen"
     options: Mapping[str, object] = field(default_factory=dict)
     seed: int = 0
@@ -174,6 +190,9 @@ class Settings:
             constraint.check(getattr(self, name))
         for p in privacy.parameters():
             p.constraint.check(getattr(self, p.name))
+        if getattr(self, "k", 2) == 1 and not self.allow_k1:
+            raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 (allow_k1=True) to "
+                             "release it anyway")
         self.check_node()
 
     def check_node(self) -> None:

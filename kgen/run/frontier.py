@@ -332,6 +332,12 @@ def publish_command(config: Config, node: Node, input_path: str) -> str:
         words += ["--identifier", ",".join(config.identifiers)]
     if config.sensitive:
         words += ["--sensitive", ",".join(config.sensitive)]
+    if config.keep:
+        words += ["--keep", ",".join(config.keep)]
+    if config.keep_unnamed:
+        words += ["--keep-unnamed"]
+    if config.allow_k1:
+        words += ["--allow-k1"]
     for p in privacy.parameters():  # every model's parameters from the registry: k always, the others when set
         value = getattr(config, p.name)
         if p.name == "k" or value != p.default:

@@ -30,6 +30,7 @@ from fitness.objective import Precision, make_objective
 from kgen.check.partitioned import check_parts
 from kgen.check.rules import rules_from_models
 from kgen.check.verify import ReleaseCheckError
+from kgen.io.roles import require_roles
 from kgen.report import provenance
 from kgen.report import risk as risking
 from kgen.report.build import partitioned_report
@@ -99,6 +100,8 @@ def validate(config: Config, source: Source) -> None:
         for column in group:
             if column not in columns:
                 raise InputError("no such column in the input", file=source.name, column=column)
+    require_roles(list(source.columns), list(config.qi) + list(config.identifiers) + list(config.sensitive),
+                  config.keep, config.keep_unnamed, source.name)
     beyond = privacy.beyond_sizes(privacy.build_models(config.model_values(), config.sensitive))
     if beyond:
         raise InputError(f"{', '.join(beyond)} is not supported with --partitioned (k-anonymity only)")
@@ -211,7 +214,7 @@ def release(client: Any, prepared: Prepared, config: Config, node: tuple[int, ..
 def anonymize_source(data: object, config: Config, output: str | None = None, client: Any = None,
                      progress: Callable[[int, object], None] | None = None, memory_limit: str | None = None,
                      batch_bytes: int = 64 << 20, report: str | None = None, protected: Sequence[str] = (),
-                     invocation: Mapping | None = None) -> Result:
+                     invocation: Mapping | None = None, public: str | None = None) -> Result:
     """Anonymize a Parquet/CSV glob (or folder, or file) or a dask.dataframe with partitioned evaluation.
 
     Parameters
@@ -227,8 +230,9 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
         the output lock, each part's SHA-256 in the report, `verified` from the check of the written parts).
     client : distributed.Client, optional
         A client to use (not closed here); else one is opened from `config` and closed at the end.
-    report, protected, invocation
-        Where the report goes (default: the folder's name + .json), the files never to overwrite, and how
+    report, protected, invocation, public
+        Where the report goes (default: the folder's name + .json), the files never to overwrite, where the
+        public report goes (None: not written), and how
         the run was started (for the provenance).
 
     Returns
@@ -263,7 +267,7 @@ def anonymize_source(data: object, config: Config, output: str | None = None, cl
             _close_quietly(client, cluster)
     if result.release is not None:
         write_release(result, output, report or str(Path(output).with_name(Path(output).name + ".json")),
-                      protected)
+                      protected, public=public)
     return result
 
 
@@ -338,9 +342,10 @@ def _close_quietly(client: Any, cluster: Any) -> None:
 
 def anonymize(data: object, config: Config, output: str | None = None,
               progress: Callable[[int, object], None] | None = None, report: str | None = None,
-              protected: Sequence[str] = (), invocation: Mapping | None = None) -> Result:
+              protected: Sequence[str] = (), invocation: Mapping | None = None, public: str | None = None) -> Result:
     """The `--partitioned` entry point (`kgen.run.pipeline.anonymize` with `config.partitioned`): `data` is a
     Parquet/CSV glob, folder or file, or a dask.dataframe; the release goes to the new folder `output` (None:
     search only), published with its `report`. Returns the Result (see `anonymize_source`)."""
     return anonymize_source(data, config, output, progress=progress, report=report, protected=protected,
+                            public=public,
                             invocation=invocation)

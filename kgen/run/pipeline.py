@@ -8,6 +8,7 @@ release and report the same way. The reports are built in `kgen.report.build`; f
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,8 +24,9 @@ from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
 from kgen.run.record import record
 from kgen.run.result import Result
-from kgen.run.roles import run_warnings
+from kgen.run.roles import identifier_warnings, run_warnings
 from kgen.runners import parallel
+from kgen.status import IdentifierWarning, KgenWarning
 from lattice.errors import InputError, NoSolutionError
 from lattice.hierarchy import TOP
 from lattice.node import Node
@@ -142,8 +144,9 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
         How the run was started, for the report's provenance (the command line passes its argv); default: the
         Python API.
     warn
-        Called with each warning of the run (`run_warnings`: a column that looks like an identifier but has
-        no role, more jobs than cores) before the search; they are in the report's `warnings` either way.
+        Called with each warning of the run (`run_warnings`: a kept column that looks like an identifier, more
+        jobs than cores) before the search; without it they are Python warnings (`kgen.IdentifierWarning`,
+        `kgen.KgenWarning`). They are in the report's `warnings` either way.
 
     Returns
     -------
@@ -154,7 +157,8 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     Raises
     ------
     InputError
-        Bad input or configuration (one line naming file, row and column); with `config.strict`, a warning.
+        Bad input or configuration (one line naming file, row and column); a column without a role (give
+        `config.keep` or `config.keep_unnamed`); with `config.strict`, a warning.
     NoSolutionError
         No node satisfies the privacy models within the suppression limit (with what would help).
     Interrupted
@@ -163,18 +167,29 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
     prepared = prepare(data, config, models, objective, progress=progress)
-    if warn is not None:
-        for message in run_warnings(prepared.table, config):
-            warn(message)
+    emit_warnings(prepared.table, config, warn)
     result = search(prepared, progress)
     if result.stopped == Stopped.INTERRUPTED:
         raise Interrupted(prepared, result)
     return finish(prepared, result, invocation)
 
 
+def emit_warnings(table: Table, config: Config, warn: Callable[[str], None] | None) -> None:
+    """The run's warnings before the search: to `warn` (the command line prints them on stderr), else as
+    Python warnings (`kgen.IdentifierWarning` for a kept column that looks like an identifier, else
+    `kgen.KgenWarning`), so that a notebook shows them. They are in the report's `warnings` either way."""
+    identifiers = set(identifier_warnings(table, config))
+    for message in run_warnings(table, config):
+        if warn is not None:
+            warn(message)
+        else:
+            category = IdentifierWarning if message in identifiers else KgenWarning
+            warnings.warn(message, category, stacklevel=3)
+
+
 def anonymize_partitioned(data: object, config: Config, progress: Callable[[int, Evaluation | None], None] | None,
                           output: str | None = None, report: str | None = None, protected: Sequence[str] = (),
-                          invocation: Mapping | None = None) -> Result:
+                          invocation: Mapping | None = None, public: str | None = None) -> Result:
     """`config.partitioned`: row-partitioned evaluation on Dask (`kgen.run.partitioned`, docs/partitioned.md),
     the same run path with rows on the workers. With `output` (a new folder) the parts and the report are
     published through the one publish; returns the Result."""
@@ -190,7 +205,7 @@ def anonymize_partitioned(data: object, config: Config, progress: Callable[[int,
                              ) from None
         raise
     return partitioned.anonymize(data, config, output, progress=progress, report=report, protected=protected,
-                                 invocation=invocation)
+                                 invocation=invocation, public=public)
 
 
 def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None = None) -> Result:

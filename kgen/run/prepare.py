@@ -21,7 +21,7 @@ from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
 from kgen.run.koptimize import with_cut_points
-from kgen.run.roles import run_warnings
+from kgen.run.roles import check_roles, run_warnings
 from kgen.run.values import integer_labels, normalize_codes, stripped_codes
 from kgen.runners import parallel
 from lattice.box import Box
@@ -82,8 +82,8 @@ class Prepared:
 
 def validate(table: Table, config: Config) -> None:
     """Raise an InputError for a configuration that cannot work on this table (the one place where the CLI's
-    options and the Python API's Config are checked). With `config.strict`, the warnings of `run_warnings`
-    are errors too."""
+    options and the Python API's Config are checked): every column has a role (`check_roles`). With
+    `config.strict`, the warnings of `run_warnings` are errors too."""
     if not config.qi:
         raise InputError("no quasi-identifiers given (--qi)")
     config.check()
@@ -92,6 +92,7 @@ def validate(table: Table, config: Config) -> None:
     for columns in (config.qi, config.identifiers, config.sensitive):
         for column in columns:
             table.column(column)
+    check_roles(table, config)
     for column in config.hierarchies:
         if column not in config.qi:
             raise InputError(f"a hierarchy is given for {column!r}, which is not a quasi-identifier",
@@ -166,7 +167,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         may be feasible although the top is not: the search decides (`finish`).
     """
     start = time.perf_counter()
-    table = as_table(data)
+    table = as_table(data, config.encoding)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
         config = with_cut_points(table, config, progress)

@@ -11,6 +11,7 @@ import numpy as np
 
 from fitness.evaluator import Evaluation
 from kgen.io.table import Table
+from kgen.report.public import public_report
 from lattice.search.base import SearchResult
 
 
@@ -40,3 +41,8 @@ class Result:
     search: SearchResult
     report: dict
     suppressed_rows: np.ndarray | None
+
+    def public_report(self) -> dict:
+        """What may be published beside the release (`kgen.report.public`): no absolute path, no hierarchy
+        row, no input value the release does not show; `report` stays the steward's."""
+        return public_report(self.report)
