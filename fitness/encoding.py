@@ -186,3 +186,16 @@ def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hiera
         codes.append(leaf_to_level[leaf_codes] if len(leaves) else leaf_codes)
         labels.append(level_labels)
     return EncodedQI(name, tuple(codes), tuple(labels))
+
+
+def select_rows(table: EncodedTable, rows: np.ndarray) -> EncodedTable:
+    """The rows `rows` (indices) of a table alone, every QI keeping its whole hierarchy: the labels of each
+    level and the leaf -> level maps are the whole table's, so a cost read through them (NCP's share of the
+    leaves a value covers, Loss's interval width) is the one the whole table gives. What local recoding searches
+    on (`kgen.run.recoding`); the privacy models' references come with `fitness.models.restricted`."""
+    qis = tuple(
+        EncodedQI(q.name, LevelCodes(q.codes[0][rows], [narrow(q.leaf_map(level), q.cards[level])
+                                                        for level in range(1, q.height + 1)]), q.labels)
+        for q in table.qis)
+    sensitive = {column: (codes[rows], labels) for column, (codes, labels) in table.sensitive.items()}
+    return EncodedTable(int(rows.size), qis, sensitive)

@@ -225,13 +225,15 @@ class NodeEvaluator:
         bad = self.violating(partition)
         return partition.sizes[~bad], int(partition.sizes[bad].sum()), partition, bad
 
-    def violating(self, partition: Partition) -> np.ndarray:
+    def violating(self, partition: Partition, suppressed: np.ndarray | None = None) -> np.ndarray:
         """Per class, whether it breaks any of the models.
 
         Models that judge the released classes together (`sample_based`, e.g. an average-risk threshold) are
         asked last, with the classes the per-class models suppress: they decide what remains to suppress
-        (`enforce`), as ARX applies its sample-based criteria after the class-based ones."""
-        bad = np.zeros(partition.count, dtype=bool)
+        (`enforce`), as ARX applies its sample-based criteria after the class-based ones. `suppressed`: classes
+        suppressed already, whatever the models say (a locally recoded release's suppressed rows), counted as
+        breaking and never as released."""
+        bad = np.zeros(partition.count, dtype=bool) if suppressed is None else suppressed.copy()
         whole = [m for m in self.models if getattr(m, "sample_based", False)]
         for model in (m for m in self.models if not getattr(m, "sample_based", False)):
             bad |= model.violating(partition, self.table)

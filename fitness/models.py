@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from fitness.encoding import EncodedTable
+from fitness.encoding import EncodedTable, select_rows
 from fitness.kernel import count_keys
 from fitness.labels import is_number
 from fitness.parameters import is_real, require_whole
@@ -265,6 +265,17 @@ def reference_distribution(table: EncodedTable, column: str) -> tuple[np.ndarray
         return q, value_order(labels)
 
     return table.derived(("t-closeness reference", column), build)
+
+
+def restricted(table: EncodedTable, rows: np.ndarray) -> EncodedTable:
+    """The rows `rows` of a table alone (`fitness.encoding.select_rows`), whose t-closeness still measures each
+    class against the whole table's distribution: a class of these rows is released beside the rest of the
+    table, and the release's reference is the whole table's (what local recoding needs)."""
+    sub = select_rows(table, rows)
+    for column in table.sensitive:
+        reference = reference_distribution(table, column)
+        sub.derived(("t-closeness reference", column), lambda reference=reference: reference)
+    return sub
 
 
 def equal_distance(vc: ValueCounts, q: np.ndarray) -> np.ndarray:

@@ -471,3 +471,45 @@ def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: n
         "entropy": cell_costs(table, "entropy").normalized(node, suppressed_rows),
         "height": height(node),
     }
+
+
+def mixed_cost(costs: CellCosts, nodes: Sequence[Sequence[int]], group: np.ndarray) -> float:
+    """The cell-cost loss of a release whose rows are generalized at different nodes: row r at
+    `nodes[group[r]]`, suppressed where `group[r] < 0` (local recoding), normalized as `CellCosts.normalized`."""
+    if costs.norm <= 0:
+        return 0.0
+    value = 0.0
+    for i, leaves in enumerate(costs.leaf_codes):
+        cell = costs.suppressed_cost[i][leaves]
+        for g, node in enumerate(nodes):
+            rows = group == g
+            cell[rows] = costs.leaf_cost[i][node[i]][leaves[rows]]
+        value += float(cell.sum())
+    return min(max(value / costs.norm, 0.0), 1.0)
+
+
+def mixed_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group: np.ndarray,
+                  released_sizes: np.ndarray) -> dict:
+    """Every metric of `solution_metrics` for a release whose rows are generalized at different nodes (row r at
+    `nodes[group[r]]`, suppressed where `group[r] < 0`; local recoding, docs/local-recoding.md).
+
+    The cell-cost losses (ncp, loss, entropy) are summed cell by cell at each row's own node; LOG is the mean of
+    the groups' LOG weighted by their rows (a LOG of one node is otherwise undefined); DM and AECS count the
+    released classes `released_sizes` as the release forms them; `height` is the first (global) node's."""
+    n = table.n
+    suppressed = int((group < 0).sum())
+    rows = np.bincount(group[group >= 0], minlength=len(nodes)).astype(np.float64)
+    logs = np.array([precision_loss(node, table.heights) for node in nodes])
+    dm = discernibility(released_sizes, suppressed, n)
+    return {
+        "log": float(rows @ logs / rows.sum()) if rows.sum() else 1.0,
+        "los": suppressed_fraction(suppressed, n),
+        "dm": dm,
+        "dm_normalized": dm / (n * n) if n else 0.0,
+        "aecs": aecs(released_sizes, suppressed, n),
+        "aecs_normalized": aecs_normalized(int(released_sizes.size), suppressed, n),
+        "ncp": mixed_cost(cell_costs(table, "ncp"), nodes, group),
+        "loss": mixed_cost(cell_costs(table, "loss"), nodes, group),
+        "entropy": mixed_cost(cell_costs(table, "entropy"), nodes, group),
+        "height": height(nodes[0]),
+    }

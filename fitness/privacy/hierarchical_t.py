@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from fitness.encoding import EncodedTable
-from fitness.models import TOLERANCE, CountRule, MeasureRule, sensitive_column, value_counts
+from fitness.models import TOLERANCE, CountRule, MeasureRule, reference_distribution, sensitive_column, value_counts
 from fitness.parameters import is_real
 from fitness.partition import Partition
 from lattice.errors import InputError
@@ -111,10 +111,10 @@ class HierarchicalTCloseness:
 
     def distances(self, partition: Partition, table: EncodedTable) -> np.ndarray:
         """Per class, its hierarchical EMD to the whole table's distribution."""
-        codes, labels = sensitive_column(table, self.column)
+        _, labels = sensitive_column(table, self.column)
         tree = table.derived(("hierarchical t-closeness tree", self.column, id(self.hierarchy)),
                              lambda: value_tree(labels, self.hierarchy, self.column))
-        q = np.bincount(codes, minlength=len(labels)) / max(table.n, 1)
+        q = reference_distribution(table, self.column)[0]  # the whole table's, also for a row subset
         vc = value_counts(partition, table, self.column)
         out = np.zeros(partition.count)
         chunk = max(1, _CHUNK_CELLS // max(len(labels), 1))

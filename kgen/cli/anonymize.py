@@ -13,6 +13,7 @@ from kgen.cli.options import (
     add_model_arguments,
     add_output_arguments,
     add_problem_arguments,
+    add_refinement_arguments,
     add_search_arguments,
     cluster_options,
     command_parser,
@@ -161,6 +162,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--no-bound", action="store_true",
                       help="skip the certified lower bound of the report (docs/certify.md)")
     anon.add_argument("--drop-suppressed", action="store_true", help="leave suppressed rows out")
+    add_refinement_arguments(anon)
     anon.add_argument("--jobs", type=number(int, "jobs"), default=1,
                       help="parallel workers evaluating nodes (1: serial; -1: every usable core; capped at the "
                            "usable cores)")

@@ -89,6 +89,31 @@ def parse_hierarchies(items: Sequence[str]) -> dict[str, str]:
     return specs
 
 
+def parse_microaggregate(items: Sequence[str]) -> dict[str, str]:
+    """`--microaggregate QI=mean|median` items (comma-separated and/or repeated) as {QI: function}; the
+    function is checked with the rest of the Config (`Config.check`)."""
+    functions: dict[str, str] = {}
+    for item in items:
+        column, sep, function = (part.strip() for part in item.partition("="))
+        if not sep or not column or not function:
+            raise ArgumentError(f"--microaggregate expects QI=mean or QI=median, got {item!r}")
+        if functions.get(column, function) != function:
+            raise ArgumentError(f"--microaggregate gives {column!r} two functions: {functions[column]!r} and "
+                                f"{function!r}")
+        functions[column] = function
+    return functions
+
+
+def add_refinement_arguments(parser: argparse.ArgumentParser) -> None:
+    """Local recoding and microaggregation (docs/local-recoding.md): what happens after the node is chosen."""
+    parser.add_argument("--local-recoding", action="store_true",
+                        help="generalize the rows the chosen node would suppress again, at nodes of their own "
+                             "(ARX's iterative local recoding)")
+    parser.add_argument("--microaggregate", type=columns, action="extend", default=[], metavar="QI=FUNCTION",
+                        help="release a numeric QI as its class's mean or median (QI=mean, QI=median); "
+                             "comma-separated and/or repeated")
+
+
 SEPARATOR_NAMES = {",": ",", "comma": ",", ";": ";", "semicolon": ";", "tab": "\t", "\\t": "\t", "\t": "\t",
                    "|": "|", "pipe": "|"}
 
@@ -501,6 +526,7 @@ DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "options": ("ga_population", search_options),
     "prune": ("no_prune", lambda args: not args.no_prune),
     "bound": ("no_bound", lambda args: not args.no_bound),
+    "microaggregate": ("microaggregate", lambda args: parse_microaggregate(args.microaggregate)),
 }
 
 

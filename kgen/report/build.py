@@ -94,6 +94,8 @@ class Recorded(Protocol):
     unnamed: list
     warnings: list
     invocation: Mapping
+    release: dict  # a refined release's own suppressed rows, classes, LOS, DM and AECS (local recoding)
+    controls: dict  # local_recoding and microaggregation (docs/local-recoding.md)
 
 
 class Written(Protocol):
@@ -116,13 +118,14 @@ ANONYMIZE_KEYS = (
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
-    "lower_bound", "gap", "optimal", "bound", "bound_seconds",
+    "lower_bound", "gap", "optimal", "bound", "bound_seconds", "local_recoding", "microaggregation",
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
     "max_suppressed_rows", "rows", "rows_released", "rows_written", "suppressed", "classes", "smallest_class",
     "metric", "loss", "metrics", "privacy", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
-    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance",
+    "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance", "local_recoding",
+    "microaggregation",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
@@ -180,6 +183,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
                                        recorded.invocation),
         "risk": recorded.risk,
         **recorded.bound,
+        **recorded.release,
     }
     return finite({key: values[key] for key in ANONYMIZE_KEYS})  # type: ignore[return-value]
 
@@ -260,6 +264,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         "partitioned": {"partitions": len(prepared.parts), "workers": len(set(prepared.workers)),
                         "reducers": evaluator.reducers, "batches": evaluator.batches, "tasks": evaluator.tasks,
                         "output": output, "parts": [w.final for w in written], "seconds": seconds},
+        "local_recoding": None, "microaggregation": None,  # not on row partitions (Config.check refuses them)
     }
 
 
@@ -348,6 +353,8 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "unnamed_columns": recorded.unnamed,
         "warnings": list(recorded.warnings),
         "formula_cells": formula_record(released),
+        **recorded.release,
+        **recorded.controls,
     }
 
 

@@ -256,6 +256,7 @@ def render(report: Mapping, release: str | os.PathLike | None = None, title: str
     if risk:
         sections.append(f"<img alt='histogram of released records by class size' "
                         f"src='{class_chart(risk['class_sizes'], int(r['k']), float(risk['threshold']))}'>")
+    sections += refinement_section(r)
     sections += ["<h2>Re-identification risk</h2>", risk_section(risk)]
     if measured is not None and r.get("risk"):
         same = measured["prosecutor"] == r["risk"]["prosecutor"] and measured["classes"] == r["risk"]["classes"]
@@ -267,6 +268,27 @@ def render(report: Mapping, release: str | os.PathLike | None = None, title: str
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{esc(heading)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def refinement_section(r: Mapping) -> list[str]:
+    """Local recoding (each row group's node and rows) and microaggregation (each QI's function and loss),
+    when the run asked for them (docs/local-recoding.md)."""
+    sections = []
+    local = r.get("local_recoding")
+    if local:
+        rows = [(f"group {i}: node " + ", ".join(f"{name} {level}" for name, level in g["node"].items()),
+                 f"{g['rows']} rows") for i, g in enumerate(local["groups"])]
+        rows += [("suppressed rows: global node alone / after local recoding",
+                  f"{local['suppressed_before']} / {local['suppressed_after']}"),
+                 ("NCP: global node alone / after local recoding",
+                  f"{local['ncp_before']:.4f} / {local['ncp_after']:.4f}")]
+        sections += ["<h2>Local recoding</h2>", rows_table(rows)]
+    micro = r.get("microaggregation")
+    if micro:
+        rows = [(f"{name}: class {m['function']}", f"SSE {m['sse']:.6g}; {pct(m['relative_sse'])} of the total "
+                 f"sum of squares; mean squared error {m['mean_squared_error']:.4g}") for name, m in micro.items()]
+        sections += ["<h2>Microaggregation</h2>", rows_table(rows)]
+    return sections
 
 
 def model_words(models: Sequence[Mapping]) -> str:
@@ -300,6 +322,7 @@ def render_release_figures(report: Mapping, release: str | os.PathLike | None, t
     if risk:
         sections.append(f"<img alt='histogram of released records by class size' "
                         f"src='{class_chart(risk['class_sizes'], k, float(risk['threshold']))}'>")
+    sections += refinement_section(r)
     sections += ["<h2>Re-identification risk</h2>", risk_section(risk), "<h2>Provenance</h2>",
                  provenance_section(prov, verdict)]
     body = "\n".join(sections)

@@ -140,6 +140,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
                              f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
                              f"{f['max_t_ordered']:.4f}{likeness_words(f)}", width))
     lines += bound_line(r)
+    lines += refinement_lines(r, width)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
     if r.get("exact") and r["stopped"] != "complete" and not r.get("optimal"):
@@ -159,6 +160,25 @@ def released_text(r: Mapping) -> str:
         return f"{r['rows']} rows, {released} released"
     how = "left out" if r.get("rows_written", r["rows"]) < r["rows"] else "written with * in every QI"
     return f"{r['rows']} rows: {released} released, {suppressed} suppressed ({how})"
+
+
+def refinement_lines(r: Mapping, width: int = WIDTH) -> list[str]:
+    """Local recoding (each group's node and rows) and microaggregation (each QI's function and loss)."""
+    lines = []
+    local = r.get("local_recoding")
+    if local:
+        groups = local["groups"]
+        lines.append(f"  local recoding: {len(groups)} row groups; suppressed {local['suppressed_before']} -> "
+                     f"{local['suppressed_after']}, NCP {local['ncp_before']:.4f} -> {local['ncp_after']:.4f}")
+        for i, g in enumerate(groups[:8]):
+            levels = ",".join(str(x) for x in g["node"].values())
+            lines.append(cut(f"    group {i}: {g['rows']} rows at node ({levels})", width))
+        if len(groups) > 8:
+            lines.append(f"    (+{len(groups) - 8} more groups in the report)")
+    for name, m in (r.get("microaggregation") or {}).items():
+        lines.append(cut(f"  microaggregated {name}: class {m['function']}, SSE {m['sse']:.4g} "
+                         f"({m['relative_sse']:.2%} of the total sum of squares)", width))
+    return lines
 
 
 def bound_line(r: dict) -> list[str]:

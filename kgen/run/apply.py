@@ -35,7 +35,7 @@ from kgen.report import build as reporting
 from kgen.report import provenance
 from kgen.report.public import public_report
 from kgen.run import pipeline as api
-from kgen.run.config import Config
+from kgen.run.config import MICROAGGREGATION, Config
 from kgen.run.record import record
 from lattice.errors import InputError
 from lattice.hierarchy import Hierarchy
@@ -128,6 +128,7 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
         raise bad(name, "quasi_identifiers", "shares a column with 'identifiers', 'sensitive' or 'keep'")
     validate_levels(report, qis, name)
     validate_settings(report, name)
+    validate_refinements(report, qis, name)
     validate_models(report, sensitive, name, allow_k1)
 
 
@@ -155,6 +156,21 @@ def validate_settings(report: Mapping, name: str) -> None:
         raise bad(name, "missing", "must be a list of missing-value tokens (text)")
     if "metric" in report and report["metric"] not in OBJECTIVES:
         raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)}, got {json.dumps(report['metric'])[:40]}")
+
+
+def validate_refinements(report: Mapping, qis: list[str], name: str) -> None:
+    """`local_recoding` (null or a record) and `microaggregation` (null or, per QI, a record whose function is
+    mean or median): what `kgen apply` repeats on the new data."""
+    if not isinstance(report.get("local_recoding") or {}, dict):
+        raise bad(name, "local_recoding", "must be null or the record of a local recoding")
+    micro = report.get("microaggregation") or {}
+    if not isinstance(micro, dict):
+        raise bad(name, "microaggregation", "must be null or map quasi-identifiers to their microaggregation")
+    for column, figures in micro.items():
+        if column not in qis:
+            raise bad(name, f"microaggregation.{column}", "is not one of the report's quasi-identifiers")
+        if not isinstance(figures, dict) or figures.get("function") not in MICROAGGREGATION:
+            raise bad(name, f"microaggregation.{column}.function", "must be mean or median")
 
 
 def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: bool) -> list[PrivacyModel]:
@@ -264,6 +280,9 @@ def config_from_report(report: Mapping, source: str, overrides: Mapping[str, obj
         prune=False, drop_suppressed=drop_suppressed, strict=strict, allow_k1=allow_k1,
         keep=saved_keep + [c for c in keep if c not in saved_keep],
         keep_unnamed=bool(report.get("keep_unnamed", False)) or keep_unnamed,
+        local_recoding=bool(report.get("local_recoding")),
+        microaggregate={column: figures["function"]
+                        for column, figures in (report.get("microaggregation") or {}).items()},
     )
 
 
@@ -358,9 +377,8 @@ def apply_node(prepared: api.Prepared, saved: Mapping, source: str, drop_suppres
     node = saved_node(saved, prepared, source)
     evaluator = prepared.evaluator
     evaluation = evaluator.evaluate(node)
-    suppressed = evaluator.suppressed_rows(node)
-    released = api.release(prepared, node, suppressed, drop_suppressed)
-    recorded = record(prepared, evaluation, suppressed, invocation=invocation)
+    released, suppressed, refined = api.refined_release(prepared, node)
+    recorded = record(prepared, evaluation, suppressed, invocation=invocation, refined=refined)
     history = provenance.for_apply(prepared.table.source, source, saved, recorded.invocation,
                                    prepared.hierarchy_sources, prepared.hierarchies)
     report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)

@@ -18,6 +18,7 @@ from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
+MICROAGGREGATION = ("mean", "median")  # the functions of --microaggregate (kgen.run.microaggregation)
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
          ("sensitive", "sensitive", "--sensitive"), ("keep", "kept column", "--keep"))
@@ -121,6 +122,12 @@ class Settings:
         Publish this node (one level per QI, e.g. from `kgen frontier`) instead of searching: the fixed-node
         search (`lattice.search.fixed`), refused in one line when infeasible; `--node QI=L,...` (a string
         "age=1,sex=0" is read the same way). None: search with `algorithm`.
+    local_recoding : bool
+        After the node is chosen, generalize the rows it would suppress again, at nodes of their own (ARX's
+        iterative local recoding; `kgen.run.recoding`, docs/local-recoding.md).
+    microaggregate : mapping of str to str
+        Per numeric QI, "mean" or "median": its released value in each class is the class's mean / median of
+        the original values (`kgen.run.microaggregation`); from `--microaggregate QI=FUNCTION`.
 
     The privacy models' parameters are fields of `Config` too, one per parameter of each family in
     `fitness.privacy` (docs/privacy-models.md).
@@ -156,6 +163,8 @@ class Settings:
     bound: bool = True
     partitioned: bool = False
     node: Mapping[str, int] | None = None
+    local_recoding: bool = False
+    microaggregate: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.node, str):
@@ -194,6 +203,7 @@ class Settings:
             raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 (allow_k1=True) to "
                              "release it anyway")
         self.check_node()
+        self.check_refinements()
 
     def check_node(self) -> None:
         """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""
@@ -216,6 +226,20 @@ class Settings:
     def node_levels(self) -> tuple[int, ...] | None:
         """The chosen node in QI order (None: none chosen)."""
         return None if self.node is None else tuple(int(self.node[q]) for q in self.qi)
+
+    def check_refinements(self) -> None:
+        """Microaggregation names QIs with mean or median; neither it nor local recoding on row partitions."""
+        if not isinstance(self.microaggregate, Mapping):
+            raise InputError("--microaggregate must map quasi-identifiers to mean or median, got "
+                             f"{type(self.microaggregate).__name__}")
+        for column, function in self.microaggregate.items():
+            if column not in self.qi:
+                raise InputError("--microaggregate: not a quasi-identifier (--qi)", column=str(column))
+            if function not in MICROAGGREGATION:
+                raise InputError(f"--microaggregate {column}={function}: choose mean or median", column=column)
+        if self.partitioned and (self.local_recoding or self.microaggregate):
+            raise InputError("--local-recoding and --microaggregate work on a table in memory, not with "
+                             "--partitioned")
 
     def model_values(self) -> dict[str, object]:
         """The privacy models' parameters, by name (what `fitness.privacy.build_models` reads)."""

@@ -22,6 +22,7 @@ from kgen.run.advice import LeastSuppressed, no_solution_advice
 from kgen.run.algorithms import search_for
 from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
+from kgen.run.recoding import Refined, refine
 from kgen.run.record import record
 from kgen.run.result import Result
 from kgen.run.roles import identifier_warnings, run_warnings
@@ -70,14 +71,21 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
             close()
 
 
-def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool) -> Table:
+def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool,
+            columns: Mapping[str, CodedColumn] | None = None) -> Table:
     """The anonymized table: QIs generalized to `node`, identifiers replaced by `*`, suppressed rows with
     `*` in every QI (or dropped). Same columns and row order as the input. Built from codes: every column is
-    a CodedColumn (no string per row), which `Table.iter_rows` writes out a chunk at a time."""
+    a CodedColumn (no string per row), which `Table.iter_rows` writes out a chunk at a time. `columns`, when
+    given, are the QI columns as written instead (`kgen.run.recoding.refine`: local recoding, microaggregation),
+    `*` already on the suppressed rows."""
     table, config = prepared.table, prepared.config
     keep = None if not drop_suppressed else ~suppressed
     values: dict[str, Sequence[str]] = {}
+    for name, column in (columns or {}).items():
+        values[name] = column if keep is None else CodedColumn(column.codes[keep], column.labels)
     for qi, level in zip(prepared.encoded.qis, node):
+        if qi.name in values:
+            continue
         labels = qi.labels[level]
         star = labels.index(SUPPRESSED) if SUPPRESSED in labels else len(labels)
         codes = qi.codes[level].astype(code_dtype(len(labels) + 1))  # a copy, with room for `*`
@@ -240,11 +248,22 @@ def finish(prepared: Prepared, result: SearchResult, invocation: Mapping | None 
                               "--time-limit, or use another algorithm (bestfirst is exact and evaluates the fewest "
                               "nodes): a search that did not complete does not prove that no node is feasible")
     evaluation = result.best
-    suppressed = prepared.evaluator.suppressed_rows(evaluation.node)
-    released = release(prepared, evaluation.node, suppressed, config.drop_suppressed)
-    recorded = record(prepared, evaluation, suppressed, result, invocation)
+    released, suppressed, refined = refined_release(prepared, evaluation.node)
+    recorded = record(prepared, evaluation, suppressed, result, invocation, refined)
     report = reporting.anonymize_report(prepared, result, evaluation, suppressed, released, recorded)
     return Result(released, evaluation, result, report, suppressed)
+
+
+def refined_release(prepared: Prepared, node: Node) -> tuple[Table, np.ndarray, Refined | None]:
+    """The release at `node` with the run's local recoding and microaggregation (`kgen.run.recoding.refine`),
+    the rows it suppresses, and the refinement (None when neither is asked): what `finish` and `kgen apply`
+    release."""
+    suppressed = prepared.evaluator.suppressed_rows(node)
+    refined = refine(prepared, node, suppressed)
+    if refined is not None:
+        suppressed = refined.recoding.suppressed
+    columns = None if refined is None else refined.columns
+    return release(prepared, node, suppressed, prepared.config.drop_suppressed, columns), suppressed, refined
 
 
 __all__ = ["Config", "Interrupted", "Prepared", "Result", "TOP", "anonymize", "finish", "prepare", "release",

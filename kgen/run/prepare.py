@@ -21,6 +21,7 @@ from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
 from kgen.run.koptimize import with_cut_points
+from kgen.run.microaggregation import leaf_numbers
 from kgen.run.roles import check_roles, run_warnings
 from kgen.run.values import integer_labels, normalize_codes, stripped_codes
 from kgen.runners import parallel
@@ -174,6 +175,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
+    for qi in encoded.qis:
+        if qi.name in config.microaggregate:
+            leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
     evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
                                objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
                                config.kernel, config.device)

@@ -16,10 +16,11 @@ import numpy as np
 
 from fitness.evaluator import Evaluation
 from fitness.models import RecursiveCLDiversity, privacy_figures
-from fitness.objective import solution_metrics
+from fitness.objective import cell_costs, mixed_cost, mixed_metrics, solution_metrics
 from kgen.report import provenance
 from kgen.report.risk import DEFAULT_THRESHOLD, sizes_report
 from kgen.run.prepare import Prepared
+from kgen.run.recoding import Refined, subset_metric
 from kgen.run.roles import run_warnings, unnamed_columns
 from lattice.node import Node
 from lattice.search.base import SearchResult
@@ -37,13 +38,18 @@ class Recorded:
     warnings: list[str]
     invocation: dict
     bound: dict = field(default_factory=dict)
+    release: dict = field(default_factory=dict)  # a refined release's suppressed, classes, smallest_class, ...
+    controls: dict = field(default_factory=lambda: {"local_recoding": None, "microaggregation": None})
 
 
 def record(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, result: SearchResult | None = None,
-           invocation: Mapping | None = None) -> Recorded:
+           invocation: Mapping | None = None, refined: Refined | None = None) -> Recorded:
     """Partition the released node once and record its metrics, privacy figures and risk; with the search's
-    `result`, also the certified lower bound (`lower_bound_record`)."""
+    `result`, also the certified lower bound (`lower_bound_record`). A `refined` release (local recoding,
+    microaggregation) is recorded on the classes it forms (`refined_record`)."""
     config, evaluator = prepared.config, prepared.evaluator
+    if refined is not None:
+        return refined_record(prepared, refined, result, invocation)
     partition = evaluator.partition(evaluation.node, with_rows=True)
     bad = evaluator.violating(partition)
     metrics, privacy = solution_figures(prepared, evaluation.node, partition, bad)
@@ -55,6 +61,39 @@ def record(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, r
     return Recorded(metrics, privacy, risk, unnamed_columns(table, config), run_warnings(table, config),
                     dict(invocation) if invocation is not None else provenance.api_invocation(),
                     lower_bound_record(prepared, result) if result is not None else {})
+
+
+def refined_record(prepared: Prepared, refined: Refined, result: SearchResult | None,
+                   invocation: Mapping | None) -> Recorded:
+    """`record` of a refined release: metrics, privacy figures and risk of the classes the release forms (rows
+    at their own group's node, `fitness.objective.mixed_metrics`), its suppressed rows and classes, and what
+    the steward asked for (`controls`: each group's node and rows, each microaggregated QI's loss)."""
+    config, table = prepared.config, prepared.table
+    partition, released = refined.partition, refined.released()
+    recoding = refined.recoding
+    sizes = partition.sizes[released]
+    metrics = mixed_metrics(prepared.encoded, recoding.nodes, recoding.group, sizes)
+    recursive = {m.column: m.l for m in prepared.evaluator.models if isinstance(m, RecursiveCLDiversity)}
+    privacy = [privacy_figures(partition, released, prepared.encoded, column, recursive.get(column))
+               for column in config.sensitive]
+    kept, dropped = int(sizes.sum()), config.drop_suppressed
+    risk = sizes_report(sizes, kept if dropped else table.n, 0 if dropped else table.n - kept, list(config.qi),
+                        DEFAULT_THRESHOLD)
+    names = prepared.encoded.names
+    controls = {"local_recoding": recoding.describe(names, subset_metric(config.metric))
+                if config.local_recoding else None,
+                "microaggregation": dict(refined.microaggregation) or None}
+    if controls["local_recoding"] is not None:  # the global node alone: its rows, the rest suppressed
+        alone = np.where(recoding.group == 0, 0, -1)
+        controls["local_recoding"] |= {"ncp_before": mixed_cost(cell_costs(prepared.encoded, "ncp"),
+                                                                recoding.nodes[:1], alone),
+                                       "ncp_after": metrics["ncp"]}
+    return Recorded(metrics, privacy, risk, unnamed_columns(table, config), run_warnings(table, config),
+                    dict(invocation) if invocation is not None else provenance.api_invocation(),
+                    lower_bound_record(prepared, result) if result is not None else {},
+                    {"suppressed": table.n - kept, "classes": int(sizes.size),
+                     "smallest_class": int(sizes.min()) if sizes.size else 0, "los": metrics["los"],
+                     "dm": metrics["dm"], "aecs": metrics["aecs"]}, controls)
 
 
 def solution_figures(prepared: Prepared, node: Node, partition: object, bad: np.ndarray) -> tuple[dict, list[dict]]:
