@@ -169,6 +169,46 @@ class Precision:
 
 
 @dataclass(frozen=True)
+class WeightedPrecision:
+    """LOG with a weight per QI: sum over QIs with h_i > 0 of w_i x_i / h_i, divided by the sum of those w_i
+    (0 when that sum is 0). Equal to `Precision` when every weight is 1, but made only for other weights
+    (`make_objective`).
+
+    It still depends on the node alone and is monotone, but the searches' exact integer LOG keys and step
+    costs assume equal weights, so it declares itself separable (a sum of per-level costs: the certified
+    search and bound use them with float costs) instead of `node_only`.
+    """
+
+    weights: tuple[float, ...]
+    name: ClassVar[str] = "log"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return weighted_precision(node, table.heights, self.weights)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        return weighted_precision(node, table.heights, self.weights)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return weighted_precision(node, table.heights, self.weights)
+
+
+def weighted_precision(node: Sequence[int], heights: Sequence[int], weights: Sequence[float]) -> float:
+    """sum_i w_i x_i / h_i over QIs with h_i > 0, over the sum of those w_i (0 when it is 0)."""
+    total = sum(w for w, h in zip(weights, heights) if h > 0)
+    if total <= 0:
+        return 0.0
+    return sum(w * x / h for x, h, w in zip(node, heights, weights) if h > 0) / total
+
+
+@dataclass(frozen=True)
 class Discernibility:
     """DM / n^2 (DM <= n^2, since every row costs at most n). No lower bound from the node alone."""
 
@@ -323,10 +363,29 @@ def interval_share(qi: EncodedQI, level: int, numbers: np.ndarray | None = None)
     return np.where(np.isnan(share), fallback, share)
 
 
-def cell_costs(table: EncodedTable, kind: str) -> CellCosts:
+def cell_costs(table: EncodedTable, kind: str, weights: Sequence[float] | None = None) -> CellCosts:
     """The cell costs of `kind` ("ncp", "loss" or "entropy") for a table, derived once and kept by the table
-    (`EncodedTable.derived`)."""
-    return table.derived(("cell costs", kind), lambda: _build_costs(table, kind))
+    (`EncodedTable.derived`). With `weights` (one per QI), QI i's costs are multiplied by w_i and so is its
+    share of the normalization, so the loss is sum_i w_i cost_i / sum_i w_i norm_i (ARX's weighted loss, on
+    [0, 1]); all weights 1 give the unweighted costs themselves."""
+    if weights is None or all(w == 1 for w in weights):
+        return table.derived(("cell costs", kind), lambda: _build_costs(table, kind))
+    key = ("cell costs", kind, tuple(float(w) for w in weights))
+    return table.derived(key, lambda: weighted_costs(cell_costs(table, kind), weights, table))
+
+
+def weighted_costs(costs: CellCosts, weights: Sequence[float], table: EncodedTable) -> CellCosts:
+    """`costs` with QI i's cell costs scaled by `weights[i]` and the normalization sum_i w_i norm_i (a QI's
+    own norm is its cost with every cell suppressed: n for NCP and Loss, its entropy for entropy)."""
+    if len(weights) != len(costs.total):
+        raise ValueError(f"{len(weights)} weights for {len(costs.total)} quasi-identifiers")
+    norm = 0.0
+    for i, w in enumerate(weights):
+        counts = np.bincount(costs.leaf_codes[i], minlength=costs.suppressed_cost[i].size).astype(np.float64)
+        norm += w * float(counts @ costs.suppressed_cost[i])
+    return CellCosts(tuple(tuple(c * w for c in levels) for levels, w in zip(costs.leaf_cost, weights)),
+                     tuple(tuple(t * w for t in totals) for totals, w in zip(costs.total, weights)),
+                     tuple(c * w for c, w in zip(costs.suppressed_cost, weights)), costs.leaf_codes, norm)
 
 
 def _build_costs(table: EncodedTable, kind: str) -> CellCosts:
@@ -362,6 +421,7 @@ def _build_costs(table: EncodedTable, kind: str) -> CellCosts:
     return CellCosts(tuple(leaf_cost), tuple(totals), tuple(suppressed_cost), tuple(leaf_codes), norm)
 
 
+@dataclass(frozen=True)
 class CellCostObjective:
     """A loss that sums a cost per cell (row x QI), see the module docstring; the base of `ncp`, `loss` and
     `entropy`, which differ only in the per-cell cost (`cell_costs`). Not monotone (releasing a suppressed row
@@ -375,24 +435,25 @@ class CellCostObjective:
     from_summary: ClassVar[bool] = False
     node_only: ClassVar[bool] = False
     separable: ClassVar[bool] = True
+    weights: tuple[float, ...] | None = None  # per QI (ARX's attribute weights); None: all 1
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
         if suppressed and suppressed_rows is None:
             raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
-        return cell_costs(table, self.name).normalized(node, suppressed_rows)
+        return self.costs(table).normalized(node, suppressed_rows)
 
     def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
                      table: EncodedTable) -> float:
         raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
 
     def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
-        return cell_costs(table, self.name).normalized(node, None)
+        return self.costs(table).normalized(node, None)
 
     def costs(self, table: EncodedTable) -> CellCosts:
-        """The table's cell costs of this objective: what an array device needs to evaluate it (summary
-        objectives have no `costs`)."""
-        return cell_costs(table, self.name)
+        """The table's cell costs of this objective (weighted when it has weights): what an array device needs
+        to evaluate it (summary objectives have no `costs`)."""
+        return cell_costs(table, self.name, self.weights)
 
 
 @dataclass(frozen=True)
@@ -428,12 +489,24 @@ OBJECTIVES: dict[str, type[Objective]] = {
 }
 
 
-def make_objective(name: str) -> Objective:
-    """The objective selected by `--metric NAME`; InputError for an unknown name."""
-    try:
+# The objectives that take a weight per QI (`--weight QI=W`): a sum over QIs, so a weight scales one QI's share.
+WEIGHTED = ("log", "loss", "ncp", "entropy")
+
+
+def make_objective(name: str, weights: Sequence[float] | None = None) -> Objective:
+    """The objective selected by `--metric NAME`, with one weight per QI (`--weight`) where it has them;
+    InputError for an unknown name or weights on an objective without them. Weights that are all 1 give the
+    unweighted objective itself, so a run with default weights is the run without them."""
+    if name not in OBJECTIVES:
+        raise InputError(f"unknown metric {name!r}; choose one of: {', '.join(OBJECTIVES)}")
+    if weights is None or all(w == 1 for w in weights):
         return OBJECTIVES[name]()
-    except KeyError:
-        raise InputError(f"unknown metric {name!r}; choose one of: {', '.join(OBJECTIVES)}") from None
+    if name not in WEIGHTED:
+        raise InputError(f"the metric {name!r} takes no weights (--weight); weighted metrics: {', '.join(WEIGHTED)}")
+    weights = tuple(float(w) for w in weights)
+    if name == "log":
+        return WeightedPrecision(weights)
+    return OBJECTIVES[name](weights=weights)  # type: ignore[call-arg]
 
 
 def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.ndarray,

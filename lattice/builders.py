@@ -140,3 +140,176 @@ def mapping_hierarchy(name: str, values: Iterable[str], levels: Sequence[Mapping
     hierarchy = Hierarchy.from_levels(name, sorted(set(values)), levels, f"mapping of {name!r}")
     rows = [list(p) for p in hierarchy.paths.values()]
     return _with_single_top(name, rows, f"mapping of {name!r}")
+
+
+# --- the steward's builders (issue 26): coded intervals, value orders, calendar levels, ages, left masks ------
+
+def _decimal_text(number: Decimal) -> str:
+    """A Decimal as plain text without exponent or trailing zeros (`Decimal("2.50")` -> `2.5`, `1E+1` -> `10`)."""
+    text = format(number.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _widths(name: str, widths: Sequence[object]) -> list[Decimal]:
+    """Interval widths as Decimals: positive, each a multiple of the one before (so the intervals nest)."""
+    try:
+        out = [Decimal(str(w).strip()) for w in widths]
+    except ArithmeticError:
+        raise InputError(f"interval widths {clip(str(list(widths)))} must be numbers", column=name) from None
+    if not out or any(not w.is_finite() or w <= 0 for w in out):
+        raise InputError(f"interval widths {[str(w) for w in widths]} must be positive numbers", column=name)
+    for a, b in zip(out, out[1:]):
+        if b % a:
+            raise InputError(f"interval width {_decimal_text(b)} is not a multiple of {_decimal_text(a)}: the "
+                             "intervals would not nest", column=name)
+    return out
+
+
+def coded_interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[object],
+                             bottom: object | None = None, top: object | None = None) -> Hierarchy:
+    """Intervals of the given widths (whole or fractional, each a multiple of the one before) with bottom and
+    top coding: a value below `bottom` reads `<bottom` and one at or above `top` reads `top+` at every level
+    below the `*` top (sdcMicro's topBotCoding, ARX's interval bounds). With a bottom the intervals start at
+    it ([18, 22], [23, 27] for width 5 from 18), else at multiples of the width; an interval that reaches the
+    top code is cut at it, so no label claims values it cannot hold. Integer data gets closed labels
+    `[low, high]`, data with fractions half-open ones `[low, high)`."""
+    steps = _widths(name, widths)
+    low_code = None if bottom is None else _number(str(bottom), name)
+    high_code = None if top is None else _number(str(top), name)
+    if low_code is not None and high_code is not None and low_code >= high_code:
+        raise InputError(f"bottom {_decimal_text(low_code)} must be below top {_decimal_text(high_code)}",
+                         column=name)
+    numbers = {value: _number(value, name) for value in sorted(set(values))}
+    integral = _integral(numbers.values()) and all(w == w.to_integral_value() for w in steps)
+    origin = low_code if low_code is not None else Decimal(0)
+    rows, shared = [], _Labels()
+    for value, number in numbers.items():
+        if low_code is not None and number < low_code:
+            coded = [shared(f"<{_decimal_text(low_code)}")] * len(steps)
+        elif high_code is not None and number >= high_code:
+            coded = [shared(f"{_decimal_text(high_code)}+")] * len(steps)
+        else:
+            coded = [shared(_coded_interval(origin + ((number - origin) // w) * w, w, high_code, integral))
+                     for w in steps]
+        rows.append([value, *coded, TOP])
+    return Hierarchy.from_rows(name, rows, f"interval hierarchy of {name!r}")
+
+
+def _coded_interval(low: Decimal, width: Decimal, cap: Decimal | None, integral: bool) -> str:
+    high = low + width if cap is None else min(low + width, cap)
+    if integral:
+        return f"[{_decimal_text(low)}, {_decimal_text(high - 1)}]"
+    return f"[{_decimal_text(low)}, {_decimal_text(high)})"
+
+
+def order_hierarchy(name: str, values: Iterable[str], order: Sequence[str], sizes: Sequence[int]) -> Hierarchy:
+    """ARX's order-based builder: the values in a given order (`order`, e.g. Mon..Sun or low < mid < high),
+    grouped into runs of `sizes[i]` consecutive values at level i + 1 (each size a multiple of the one
+    before, so the groups nest), then `*`. A group is named `first..last` by its first and last value in the
+    order; groups are cut by position in the order, not in the data, so new data gets the same groups.
+    A data value missing from the order is an error naming it."""
+    order = [str(v).strip() for v in order if str(v).strip()]
+    if len(set(order)) != len(order):
+        twice = next(v for i, v in enumerate(order) if v in order[:i])
+        raise InputError(f"the value order names {clip(twice)} twice", column=name, value=twice)
+    sizes = [int(s) for s in sizes]
+    if not sizes or any(s < 1 for s in sizes):
+        raise InputError(f"order group sizes {sizes} must be whole numbers >= 1", column=name)
+    for a, b in zip(sizes, sizes[1:]):
+        if b % a:
+            raise InputError(f"order group size {b} is not a multiple of {a}: the groups would not nest",
+                             column=name)
+    position = {v: i for i, v in enumerate(order)}
+    rows = []
+    for value in sorted(set(values)):
+        if value.strip() not in position:
+            raise InputError(f"value {clip(value)} is not in the value order of the order builder", column=name,
+                             value=value)
+        i = position[value.strip()]
+        row = [value]
+        for size in sizes:
+            start = i // size * size
+            group = order[start:start + size]
+            row.append(group[0] if len(group) == 1 else f"{group[0]}..{group[-1]}")
+        rows.append(row + [TOP])
+    return Hierarchy.from_rows(name, rows, f"order hierarchy of {name!r}")
+
+
+CALENDAR_LEVELS = ("week", "month", "quarter", "year", "decade")
+
+
+def calendar_hierarchy(name: str, values: Iterable[str], levels: Sequence[str], fmt: str = "%Y-%m-%d") -> Hierarchy:
+    """Dates to the calendar levels asked for, in order, then `*`: week (ISO, `2026-W05`), month
+    (`2026-01`), quarter (`2026-Q1`), year (`2026`), decade (`2020s`). A week does not nest in a month or a
+    quarter, so after a week only the (ISO) year or decade may follow."""
+    levels = [level.strip() for level in levels if level.strip()]
+    unknown = [level for level in levels if level not in CALENDAR_LEVELS]
+    if not levels or unknown:
+        raise InputError(f"calendar levels must be some of {', '.join(CALENDAR_LEVELS)} in order, got "
+                         f"{clip(','.join(levels))}", column=name)
+    ranks = [CALENDAR_LEVELS.index(level) for level in levels]
+    if ranks != sorted(set(ranks)):
+        raise InputError("calendar levels must go from fine to coarse, each once (week, month, quarter, year, "
+                         f"decade), got {clip(','.join(levels))}", column=name)
+    if "week" in levels and ({"month", "quarter"} & set(levels)):
+        raise InputError("a week does not nest in a month or a quarter: use week with year or decade only",
+                         column=name)
+    rows, shared = [], _Labels()
+    for value in sorted(set(values)):
+        day = _date(value, fmt, name)
+        year = day.isocalendar()[0] if "week" in levels else day.year
+        labels = {"week": f"{day.isocalendar()[0]:04d}-W{day.isocalendar()[1]:02d}",
+                  "month": f"{day.year:04d}-{day.month:02d}", "quarter": f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}",
+                  "year": f"{year:04d}", "decade": f"{year // 10 * 10:04d}s"}
+        rows.append([value, *(shared(labels[level]) for level in levels), TOP])
+    return Hierarchy.from_rows(name, rows, f"calendar hierarchy of {name!r}")
+
+
+def _date(value: str, fmt: str, name: str) -> dt.date:
+    try:
+        return dt.datetime.strptime(value.strip(), fmt).date()
+    except ValueError:
+        raise InputError(f"value {clip(value)} is not a date in the format {fmt!r}", column=name,
+                         value=value) from None
+
+
+def age_hierarchy(name: str, values: Iterable[str], reference: str, bands: Sequence[int] = (),
+                  fmt: str = "%Y-%m-%d") -> Hierarchy:
+    """Birth dates to the age in whole years at the `reference` date (level 1), then age bands of the given
+    widths (`[20, 24]`, `[20, 29]`: each a multiple of the one before), then `*`. A birth date after the
+    reference date is an error naming it."""
+    when = _date(reference, "%Y-%m-%d", name) if "-" in reference else None
+    if when is None:
+        raise InputError(f"the reference date {clip(reference)} must be written YYYY-MM-DD", column=name)
+    widths = [int(b) for b in bands]
+    if any(w < 1 for w in widths):
+        raise InputError(f"age bands {widths} must be whole numbers >= 1", column=name)
+    for a, b in zip(widths, widths[1:]):
+        if b % a:
+            raise InputError(f"age band {b} is not a multiple of {a}: the bands would not nest", column=name)
+    rows, shared = [], _Labels()
+    for value in sorted(set(values)):
+        born = _date(value, fmt, name)
+        if born > when:
+            raise InputError(f"birth date {clip(value)} is after the reference date {reference}", column=name,
+                             value=value)
+        age = when.year - born.year - ((when.month, when.day) < (born.month, born.day))
+        rows.append([value, shared(str(age)), *(shared(_interval(age // w * w, w)) for w in widths), TOP])
+    return Hierarchy.from_rows(name, rows, f"age hierarchy of {name!r} at {reference}")
+
+
+def left_masking_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
+    """Mask characters from the left, one more per level (`12345` -> `*2345` -> `**345`): for codes whose
+    meaning is at the end. As `masking_hierarchy` otherwise (whole masks below the top read `**`)."""
+    values = sorted(set(values))
+    h = max((len(v) for v in values), default=1) or 1
+    rows, shared = [], _Labels()
+    for value in values:
+        row = [value]
+        for level in range(1, h):
+            hidden = min(level, len(value))
+            masked = "*" * hidden + value[hidden:]
+            row.append(shared("**" if masked == TOP else masked))
+        row.append(TOP)
+        rows.append(row)
+    return Hierarchy.from_rows(name, rows, f"left masking hierarchy of {name!r}")

@@ -146,3 +146,11 @@ def parser_running(run):
                 sub.set_defaults(run=run)
         return parser
     return build_parser
+
+
+def test_each_row_and_qi_is_counted_in_the_estimate() -> None:
+    """The calibrated cost of a row: a million rows of five QIs add about 250 MiB of address space."""
+    empty = memory.estimate(memory.Size(0, 0), 5).virtual
+    million = memory.estimate(memory.Size(0, 1_000_000), 5).virtual
+    assert 200 << 20 < million - empty < 300 << 20
+    assert memory.estimate(memory.Size(0, 1_000_000), 10).virtual - million > 200 << 20

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.synthetic import generate
+from fitness.objective import weighted_precision
 from kgen.check.partitioned import check_parts
 from kgen.run import pipeline as api
 from kgen.run.config import Config
@@ -90,6 +91,18 @@ def test_small_batches_of_low_nodes_give_the_same_figures(client, data) -> None:
     memory = api.prepare(str(csv), config())
     nodes = [(0,) * 6, (1, 0, 2, 3, 0, 1), (0, 1, 0, 0, 1, 0)]
     assert parted.evaluator.evaluate_many(nodes) == memory.evaluator.evaluate_many(nodes)
+
+
+def test_level_limits_and_weights_shrink_and_weigh_as_in_memory(client, data) -> None:
+    folder, csv, _ = data
+    cfg = config(min_levels={QIS[0]: 1}, max_levels={QIS[1]: 1}, weights={QIS[2]: 3.0})
+    parted = prepare(client, open_source(str(folder / "part*.parquet")), cfg)
+    memory = api.prepare(str(csv), cfg)
+    assert parted.box == memory.box and parted.box.lower[0] >= 1 and parted.box.upper[1] <= 1
+    nodes = [memory.box.lower, memory.box.upper]
+    assert parted.evaluator.evaluate_many(nodes) == memory.evaluator.evaluate_many(nodes)
+    low = parted.evaluator.evaluate(memory.box.lower)
+    assert low.loss == pytest.approx(weighted_precision(low.node, memory.heights, cfg.weight_vector()))
 
 
 @pytest.mark.parametrize("algorithm", ["kgen", pytest.param("ola", marks=pytest.mark.slow)])

@@ -55,7 +55,8 @@ EVERY_OPTION = [
     "--strict", "--device", "array", "--no-bound", "--partitioned", "--beta-likeness", "1", "--beta-variant",
     "enhanced", "--delta-disclosure", "1", "--k-map", "5", "--sampling-fraction", "0.1", "--k-map-estimator",
     "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--keep", "c", "--allow-k1",
-    "--encoding", "latin-1", "--local-recoding", "--microaggregate", "a=mean", "--node", "a=1,b=0",
+    "--encoding", "latin-1", "--local-recoding", "--microaggregate", "a=mean", "--min-level", "a=1",
+    "--max-level", "b=2", "--weight", "a=2", "--node", "a=1,b=0",
 ]
 
 

@@ -22,6 +22,7 @@ from kgen.cli.options import (
 )
 from kgen.io.files import check_target, same_file
 from kgen.report import provenance
+from kgen.report import summary as summarizing
 from kgen.report.publish import write_release
 from kgen.report.summary import refinement_lines
 from kgen.run import apply as applying
@@ -94,7 +95,7 @@ def run_apply(args: argparse.Namespace) -> int:
         print(f"applied node {r['node']} of {args.report} to {args.input}: {r['rows']} rows, "
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
               f"smallest {r['smallest_class']}")
-        print("\n".join(metric_lines(r) + refinement_lines(r)))
+        print("\n".join(metric_lines(r) + summarizing.control_lines(r) + refinement_lines(r)))
         print(f"  wrote {output} and {report}" + (f" and {args.public_report} (public report)"
                                                     if args.public_report else ""))
     return 0

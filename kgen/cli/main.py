@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 
-from kgen.cli import anonymize, apply, check, demo, explore, frontier, mondrian, report, risk
+from kgen.cli import anonymize, apply, check, demo, explore, frontier, hierarchy, mondrian, report, risk
 from kgen.cli.console import WORKING_ON
 from kgen.cli.options import (
     HelpFormatter,
@@ -37,7 +37,7 @@ from lattice.errors import InputError
 # names the function that runs it (`set_defaults(run=...)`).
 
 
-COMMAND_MODULES = (anonymize, check, apply, risk, report, frontier, explore, demo, mondrian)
+COMMAND_MODULES = (anonymize, check, apply, risk, report, hierarchy, frontier, explore, demo, mondrian)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -69,7 +69,7 @@ def tokens(text: str) -> list[str]:
 # intervals:5,10 keep their commas.
 
 
-_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:]+=)")
+_NEXT_HIERARCHY = re.compile(r",(?=\s*[^,=:;]+=)")  # not `;` either: intervals:5,10;top=90 is one spec
 
 
 def hierarchy_items(text: str) -> list[str]:
@@ -211,10 +211,26 @@ def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive col
 
 def hierarchy_options(parser: argparse.ArgumentParser, folder: bool = True) -> None:
     parser.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
-                        help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat; "
-                             "repeated and/or comma-separated (age=decimal,zip=mask)")
+                        help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat, and "
+                             "more (docs/usage.md; preview: kgen hierarchy); repeated and/or comma-separated "
+                             "(age=decimal,zip=mask)")
     if folder:
         parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+
+
+def add_hierarchy_preview_arguments(parser: argparse.ArgumentParser) -> None:
+    """`kgen hierarchy`: one column of a data file, its builder (or file), and where to write the ARX CSV."""
+    parser.add_argument("column", help="the column whose hierarchy to build")
+    parser.add_argument("--data", required=True, help="the CSV file holding the column")
+    parser.add_argument("--builder", metavar="SPEC",
+                        help="a builder or an ARX CSV file, as --hierarchy COL=SPEC takes (default: the run's "
+                             "default for the column: decimal for numbers, flat otherwise)")
+    parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+    parser.add_argument("--missing", type=tokens, action="extend",
+                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    parser.add_argument("--separator", type=separator,
+                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+    parser.add_argument("--output", metavar="FILE.csv", help="write the hierarchy as an ARX CSV file")
 
 
 def seed_option(parser: argparse.ArgumentParser, text: str = "random seed of the search") -> None:
@@ -300,6 +316,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
                         help="the information loss to minimize (see docs/metrics.md)")
     hierarchy_options(parser)
+    add_control_arguments(parser)
     parser.add_argument("--missing", type=tokens, action="extend",
                         help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
 
@@ -341,6 +358,45 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
                         help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
     parser.add_argument("--selection", choices=["tournament", "roulette"],
                         help="kgen: tournament with the age penalty (default) or the paper's roulette")
+
+
+def per_qi_items(text: str) -> list[str]:
+    """`QI=VALUE` items, comma-separated and/or repeated (`--min-level age=1,zip=2 --min-level sex=0`)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def per_qi(option: str, kind: type, noun: str) -> Callable[[Sequence[str]], dict[str, object]]:
+    """The parser of a per-QI option's items into {QI: value}; a usage error (exit 2) for a malformed item,
+    a value that is not a `kind`, or a QI given two values. Which QIs and values are allowed is checked once, in
+    `Config.check_per_qi`."""
+    def parse(items: Sequence[str]) -> dict[str, object]:
+        values: dict[str, object] = {}
+        for item in items or ():
+            column, sep, text = item.partition("=")
+            column = column.strip()
+            if not sep or not column or not text.strip():
+                raise ArgumentError(f"{option} expects QI={noun.upper()}, got {item!r}")
+            try:
+                value = kind(text.strip())
+            except ValueError:
+                raise ArgumentError(f"{option} {column}: the {noun} must be a "
+                                    f"{'whole number' if kind is int else 'number'}, got {text.strip()!r}") from None
+            if column in values and values[column] != value:
+                raise ArgumentError(f"{option} gives {column!r} two values: {values[column]} and {value}")
+            values[column] = value
+        return values
+    return parse
+
+
+def add_control_arguments(parser: argparse.ArgumentParser) -> None:
+    """The steward's per-QI controls of a lattice search: level limits and objective weights
+    (docs/search.md, docs/metrics.md)."""
+    parser.add_argument("--min-level", type=per_qi_items, action="extend", default=[], metavar="QI=L",
+                        help="the least level QI may be released at (repeated and/or comma-separated)")
+    parser.add_argument("--max-level", type=per_qi_items, action="extend", default=[], metavar="QI=L",
+                        help="the greatest level QI may be released at (repeated and/or comma-separated)")
+    parser.add_argument("--weight", type=per_qi_items, action="extend", default=[], metavar="QI=W",
+                        help="QI's weight (>= 0, default 1) in the objective: log, loss, ncp, entropy")
 
 
 def search_options(args: argparse.Namespace) -> dict[str, object]:
@@ -416,6 +472,8 @@ def config_value(action: argparse.Action, key: str, value: object, path: str) ->
             raise bad(f"must be true or false, got {value!r}")
         return value
     many = isinstance(action, argparse._ExtendAction)
+    if isinstance(value, dict) and action.type is per_qi_items:  # min-level = {age = 1}: QI=VALUE items
+        value = [f"{column}={item}" for column, item in value.items()]
     if isinstance(value, (dict, bool)):
         raise bad(f"must be {'a list, ' if many else ''}a string or a number, got {value!r}")
     if isinstance(value, list) and not many:
@@ -526,6 +584,9 @@ DERIVED: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "options": ("ga_population", search_options),
     "prune": ("no_prune", lambda args: not args.no_prune),
     "bound": ("no_bound", lambda args: not args.no_bound),
+    "min_levels": ("min_level", lambda args: per_qi("--min-level", int, "level")(args.min_level)),
+    "max_levels": ("max_level", lambda args: per_qi("--max-level", int, "level")(args.max_level)),
+    "weights": ("weight", lambda args: per_qi("--weight", float, "weight")(args.weight)),
     "microaggregate": ("microaggregate", lambda args: parse_microaggregate(args.microaggregate)),
 }
 

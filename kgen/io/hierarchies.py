@@ -2,8 +2,11 @@
 
 A hierarchy spec is one of:
 - a path to an ARX CSV file (one row per value, one column per level; `;` or `,`);
-- `decimal` (decimal rounding, the default for numeric columns), `intervals:W1,W2,...`, `mask`,
-  `date[:FORMAT]`, `decade-date[:FORMAT]`, `flat` (value -> `*`, the default for other columns);
+- `decimal` (decimal rounding, the default for numeric columns), `intervals:W1,W2,...[;bottom=B][;top=T]`
+  (whole or fractional widths, bottom/top coding), `mask[:left|right]`, `date[:FORMAT]`, `decade-date[:FORMAT]`,
+  `dates:week,month,quarter,year,decade[;format=FMT]`, `age:YYYY-MM-DD[;bands=5,10][;format=FMT]` (birth
+  dates to ages at a reference date), `order:FILE|V1,V2,...;sizes=N,...` (ARX's order builder), `flat`
+  (value -> `*`, the default for other columns); docs/usage.md has examples;
 - a `lattice.Hierarchy` object, a pandas DataFrame laid out as an ARX file (Python API), or a list of
   {child: parent} mappings (categories).
 """
@@ -58,15 +61,16 @@ def build(column: str, spec: object, values: Sequence[str], numbers: np.ndarray 
             return decimal_levels(column, values, numbers)
         fast = decimal_of_integers(column, values)
         return fast if fast is not None else builders.decimal_hierarchy(column, values)
+    if kind in STEWARD_BUILDERS:
+        return STEWARD_BUILDERS[kind](column, values, *settings(column, text, argument))
     if kind == "intervals":
-        try:
-            widths = [int(w) for w in argument.split(",") if w.strip()]
-        except ValueError:
-            raise InputError(f"bad interval widths {clip(argument)}: expected e.g. intervals:5,10,20",
-                             column=column) from None
-        return builders.interval_hierarchy(column, values, widths)
+        return intervals(column, values, argument)
     if kind == "mask":
-        return builders.masking_hierarchy(column, values)
+        if argument not in ("", "right", "left"):
+            raise InputError(f"bad mask direction {clip(argument)}: expected mask, mask:right or mask:left",
+                             column=column)
+        masked = builders.left_masking_hierarchy if argument == "left" else builders.masking_hierarchy
+        return masked(column, values)
     if kind in ("date", "decade-date"):
         return builders.date_hierarchy(column, values, argument or "%Y-%m-%d", decade=kind == "decade-date")
     if kind == "flat":
@@ -74,8 +78,86 @@ def build(column: str, spec: object, values: Sequence[str], numbers: np.ndarray 
     path = Path(text)
     if not path.exists():
         raise InputError(f"hierarchy {clip(text)} is neither an existing file nor a builder "
-                         "(decimal, intervals:W,..., mask, date[:FMT], flat)", column=column, value=text)
+                         f"({BUILDER_HELP})", column=column, value=text)
     return load_arx(path, column)
+
+
+BUILDER_HELP = ("decimal, intervals:W,...[;bottom=B][;top=T], mask[:left|right], date[:FMT], "
+                "dates:week,month,quarter,year[;format=FMT], age:YYYY-MM-DD[;bands=5,10][;format=FMT], "
+                "order:FILE|V1,V2,...;sizes=N,..., flat")
+
+
+def settings(column: str, spec: str, argument: str) -> tuple[str, dict[str, str]]:
+    """A builder's argument `HEAD;key=value;...` as its head and its settings; InputError for a setting the
+    builder does not know (`KNOWN_SETTINGS`)."""
+    head, *rest = argument.split(";")
+    found: dict[str, str] = {}
+    kind = spec.partition(":")[0]
+    for part in rest:
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in KNOWN_SETTINGS[kind]:
+            raise InputError(f"bad setting {clip(part)} in {clip(spec)}: {kind} takes "
+                             f"{', '.join(k + '=...' for k in KNOWN_SETTINGS[kind])}", column=column)
+        found[key.strip()] = value.strip()
+    return head.strip(), found
+
+
+KNOWN_SETTINGS = {"intervals": ("bottom", "top"), "order": ("sizes",), "dates": ("format",),
+                  "age": ("bands", "format")}
+
+
+def intervals(column: str, values: Sequence[str], argument: str) -> Hierarchy:
+    """`intervals:W1,W2[;bottom=B][;top=T]`: whole widths without coding keep the original builder (its
+    labels unchanged); fractional widths or bottom/top coding go to `coded_interval_hierarchy`."""
+    head, given = settings(column, f"intervals:{argument}", argument)
+    widths = [w.strip() for w in head.split(",") if w.strip()]
+    if not widths or not all(builders.is_number(w) for w in widths):
+        raise InputError(f"bad interval widths {clip(head)}: expected e.g. intervals:5,10,20 or "
+                         "intervals:0.5,1;bottom=0;top=10", column=column)
+    if not given and all(w.isdigit() for w in widths):
+        return builders.interval_hierarchy(column, values, [int(w) for w in widths])
+    return builders.coded_interval_hierarchy(column, values, widths, given.get("bottom"), given.get("top"))
+
+
+def whole_numbers(column: str, text: str, what: str) -> list[int]:
+    """`2,4` as whole numbers; InputError naming the setting otherwise."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise InputError(f"{what} must be whole numbers separated by commas, got {clip(text)}", column=column)
+    return [int(p) for p in parts]
+
+
+def order_values(column: str, head: str) -> list[str]:
+    """The value order of `order:`: a file with one value per line (the first field of a CSV row), or the
+    values themselves, comma-separated."""
+    if head and Path(head).is_file():
+        return [row[0] for row in read_rows(head) if row and row[0].strip()]
+    values = [v.strip() for v in head.split(",") if v.strip()]
+    if not values:
+        raise InputError("order: needs a value order: a file with one value per line, or V1,V2,...",
+                         column=column)
+    return values
+
+
+def order_builder(column: str, values: Sequence[str], head: str, given: dict[str, str]) -> Hierarchy:
+    return builders.order_hierarchy(column, values, order_values(column, head),
+                                    whole_numbers(column, given.get("sizes", ""), "order sizes (sizes=2,4)"))
+
+
+def dates_builder(column: str, values: Sequence[str], head: str, given: dict[str, str]) -> Hierarchy:
+    return builders.calendar_hierarchy(column, values, head.split(","), given.get("format", "%Y-%m-%d"))
+
+
+def age_builder(column: str, values: Sequence[str], head: str, given: dict[str, str]) -> Hierarchy:
+    bands = whole_numbers(column, given["bands"], "age bands (bands=5,10)") if "bands" in given else []
+    return builders.age_hierarchy(column, values, head, bands, given.get("format", "%Y-%m-%d"))
+
+
+STEWARD_BUILDERS: dict[str, Callable[[str, Sequence[str], str, dict[str, str]], Hierarchy]] = {
+    "order": order_builder, "dates": dates_builder, "age": age_builder,
+}
+# Every builder's name: what a report records as a spec to rebuild on new data (`kgen.report.build`).
+BUILDER_NAMES = ("decimal", "intervals", "mask", "date", "decade-date", "flat", *STEWARD_BUILDERS)
 
 
 INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)

@@ -28,6 +28,7 @@ from fitness.evaluator import Evaluation, NodeEvaluator
 from fitness.metrics import suppressed_fraction
 from fitness.objective import aecs_normalized
 from kgen.io.formulas import formula_columns, is_formula
+from kgen.io.hierarchies import BUILDER_NAMES
 from kgen.io.table import CodedColumn, Table
 from kgen.report import provenance
 from lattice.box import Box
@@ -52,6 +53,9 @@ class RunConfig(Protocol):
     time_limit: float | None
     metric: str
     missing: Sequence[str]
+    min_levels: Mapping[str, int]
+    max_levels: Mapping[str, int]
+    weights: Mapping[str, float]
 
     def model_values(self) -> dict[str, object]: ...
 
@@ -118,17 +122,18 @@ ANONYMIZE_KEYS = (
     "suppressed", "classes", "smallest_class", "dm", "aecs", "height", "evaluations", "seconds", "prepare_seconds",
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
-    "lower_bound", "gap", "optimal", "bound", "bound_seconds", "local_recoding", "microaggregation",
+    "lower_bound", "gap", "optimal", "bound", "bound_seconds", "local_recoding", "microaggregation", "min_levels",
+    "max_levels", "weights",
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
     "max_suppressed_rows", "rows", "rows_released", "rows_written", "suppressed", "classes", "smallest_class",
     "metric", "loss", "metrics", "privacy", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance", "local_recoding",
-    "microaggregation",
+    "microaggregation", "min_levels", "max_levels", "weights",
 )
 CHECKER = "kgen.check, on the written file"
-BUILDER_SPECS = ("decimal", "intervals", "mask", "date", "decade-date", "flat")
+BUILDER_SPECS = BUILDER_NAMES
 
 
 def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
@@ -250,6 +255,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         "hierarchy_specs": {name: hierarchy_record(domain.sources[name], domain.hierarchies[name])
                             for name in domain.names},
         "attributes": attributes,
+        **control_values(config),
         "suppressed_rows": suppressed_rows,
         "privacy": [],  # the partitioned runner evaluates class sizes alone: no model on sensitive values
         "provenance": provenance_record,
@@ -355,7 +361,16 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "formula_cells": formula_record(released),
         **recorded.release,
         **recorded.controls,
+        **control_values(config),
     }
+
+
+def control_values(config: RunConfig) -> dict:
+    """The steward's per-QI controls as the report keeps them (`kgen apply` reads them back): the level
+    limits and the objective's weights, each {QI: value} (empty when none was given)."""
+    return {"min_levels": {name: int(v) for name, v in config.min_levels.items()},
+            "max_levels": {name: int(v) for name, v in config.max_levels.items()},
+            "weights": {name: float(v) for name, v in config.weights.items()}}
 
 
 def hierarchy_record(source: str, hierarchy: Hierarchy) -> dict:

@@ -317,6 +317,7 @@ def render_release_figures(report: Mapping, release: str | os.PathLike | None, t
             ("suppressed rows", r.get("suppressed", 0)),
             ("classes (smallest)", f"{r.get('classes')} ({r.get('smallest_class')})")]
     rows += [(f"metric {name}", value) for name, value in metrics.items() if not isinstance(value, (dict, list))]
+    rows += [("controls", line.strip()) for line in summarizing.control_lines(r)]
     sections = [f"<h1>{esc(heading)}</h1>", "<h2>Release</h2>", rows_table(rows), "<h2>Class sizes</h2>"]
     k = int(r.get("k") or max([m.get("k", 1) for m in r.get("models") or []] or [1]))
     if risk:

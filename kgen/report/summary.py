@@ -104,6 +104,24 @@ def attribute_lines(attributes: Mapping[str, Mapping], width: int = WIDTH) -> li
     return lines
 
 
+def control_lines(r: Mapping, width: int = WIDTH) -> list[str]:
+    """The steward's per-QI controls the release was held to: level limits and objective weights (none: no
+    line, so a run without them reads as before)."""
+    lines = []
+    lows, highs = r.get("min_levels") or {}, r.get("max_levels") or {}
+    limits = [f"{name} {lows.get(name, 0)}..{highs[name] if name in highs else 'top'}"
+              for name in dict.fromkeys([*r.get("quasi_identifiers", []), *lows, *highs])
+              if name in lows or name in highs]
+    if limits:
+        lines.append(fit("  level limits: ", limits, width))
+    weights = r.get("weights") or {}
+    if weights:
+        order = dict.fromkeys([*r.get("quasi_identifiers", []), *weights])
+        lines.append(fit(f"  weights ({r.get('metric', 'log')}; others 1): ",
+                         [f"{name} {weights[name]:g}" for name in order if name in weights], width))
+    return lines
+
+
 def risk_line(risk: Mapping | None) -> list[str]:
     if not risk:
         return []
@@ -128,6 +146,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     if len(r.get("models") or []) > 1:  # beyond k-anonymity, which the line above states
         lines.append(cut("  models: " + "; ".join(privacy.summary_words(r["models"])), width))
     lines += node_lines(attributes, width)
+    lines += control_lines(r, width)
     lines.append(f"  LOG {r['log']:.4f}  LOS {r['los']:.4f} ({r['suppressed']} rows suppressed)  classes "
                  f"{r['classes']}  smallest {r['smallest_class']}  AECS {r['aecs']:.1f}")
     m = r.get("metrics")
@@ -215,5 +234,4 @@ def likeness_words(figures: dict) -> str:
     return f"  beta {figures['max_beta']:.3f}  delta {figures['max_delta_disclosure']:.3f}"
 
 
-__all__ = ["WIDTH", "level_kind", "next_steps", "released_text", "text"]
-
+__all__ = ["WIDTH", "control_lines", "level_kind", "next_steps", "released_text", "text"]

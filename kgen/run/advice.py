@@ -26,8 +26,10 @@ class LeastSuppressed:
     nodes: int  # how many nodes were looked at
 
 
-def least_suppressed(evaluator: NodeEvaluator, heights: Node, scan: int = ADVICE_SCAN_NODES) -> LeastSuppressed:
-    """The node of the lattice [0, heights] that suppresses the fewest rows.
+def least_suppressed(evaluator: NodeEvaluator, heights: Node, scan: int = ADVICE_SCAN_NODES,
+                     box: Box | None = None) -> LeastSuppressed:
+    """The node of the lattice [0, heights] (or of `box`, whose top is `heights`: the per-QI limits) that
+    suppresses the fewest rows.
 
     Under models that stay monotone with suppression (k-anonymity, distinct l-diversity) generalizing never
     adds a violating row, so the top node is the answer. Otherwise every node of a lattice of at most `scan`
@@ -35,7 +37,7 @@ def least_suppressed(evaluator: NodeEvaluator, heights: Node, scan: int = ADVICE
     top = evaluator.evaluate(heights)
     if all(m.monotone_with_suppression for m in evaluator.models):
         return LeastSuppressed(top, True, 1)
-    lattice = Box.full(heights)
+    lattice = Box.full(heights) if box is None else box
     if lattice.size > scan:
         return LeastSuppressed(top, False, 1)
     best = top
@@ -89,5 +91,13 @@ def no_solution_advice(config: Config, evaluator: NodeEvaluator, least: LeastSup
         what = (f"; the most general node suppresses {e.suppressed} of {n} rows ({need:.2%}): --suppression "
                 f"{enough:.4f} makes it feasible (a lower node may need less: the lattice is too large to scan "
                 "for the advice)")
-    return (f"{head}{what}, or relax what breaks there ({breaking_models(evaluator, e.node)}), or use hierarchies "
-            "that generalize further")
+    limits = limits_text(config)
+    return (f"{head}{limits}{what}, or relax what breaks there ({breaking_models(evaluator, e.node)}), or use "
+            f"hierarchies that generalize further{', or raise --max-level' if config.max_levels else ''}")
+
+
+def limits_text(config: Config) -> str:
+    """The per-QI limits the advice holds to, in words ("" without limits)."""
+    parts = [f"{name} <= {level}" for name, level in config.max_levels.items()]
+    parts += [f"{name} >= {level}" for name, level in config.min_levels.items()]
+    return f" within the level limits ({', '.join(parts)})" if parts else ""

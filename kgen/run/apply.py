@@ -128,6 +128,7 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
         raise bad(name, "quasi_identifiers", "shares a column with 'identifiers', 'sensitive' or 'keep'")
     validate_levels(report, qis, name)
     validate_settings(report, name)
+    validate_controls(report, name)
     validate_refinements(report, qis, name)
     validate_models(report, sensitive, name, allow_k1)
 
@@ -278,12 +279,37 @@ def config_from_report(report: Mapping, source: str, overrides: Mapping[str, obj
         hierarchies=hierarchy_specs(report, source, overrides or {}), hierarchy_dir=hierarchy_dir,
         missing=tuple(report.get("missing", DEFAULT_MISSING)), metric=str(report.get("metric", "log")),
         prune=False, drop_suppressed=drop_suppressed, strict=strict, allow_k1=allow_k1,
+        min_levels=dict(report.get("min_levels") or {}), max_levels=dict(report.get("max_levels") or {}),
+        weights=dict(report.get("weights") or {}),
         keep=saved_keep + [c for c in keep if c not in saved_keep],
         keep_unnamed=bool(report.get("keep_unnamed", False)) or keep_unnamed,
         local_recoding=bool(report.get("local_recoding")),
         microaggregate={column: figures["function"]
                         for column, figures in (report.get("microaggregation") or {}).items()},
     )
+
+
+def validate_controls(report: Mapping, name: str) -> None:
+    """The per-QI level limits and weights a report keeps (`min_levels`, `max_levels`, `weights`): each a
+    mapping checked as the options are (`Config.check_per_qi`), the error naming the report file; and the
+    saved node within the limits (a report changed by hand is refused)."""
+    for key in ("min_levels", "max_levels", "weights"):
+        if not isinstance(report.get(key, {}), dict):
+            raise bad(name, key, "must map quasi-identifiers to values")
+    probe = Config(qi=list(report["quasi_identifiers"]), metric=str(report.get("metric", "log")),
+                   min_levels=report.get("min_levels", {}), max_levels=report.get("max_levels", {}),
+                   weights=report.get("weights", {}))
+    try:
+        probe.check_per_qi()
+    except InputError as error:
+        raise error.located(file=name) from None
+    node = report["node"]
+    for column, low in probe.min_levels.items():
+        if node[column] < low:
+            raise bad(name, f"node.{column}", f"is level {node[column]}, below the report's min_levels ({low})")
+    for column, high in probe.max_levels.items():
+        if node[column] > high:
+            raise bad(name, f"node.{column}", f"is level {node[column]}, above the report's max_levels ({high})")
 
 
 def saved_node(report: Mapping, prepared: api.Prepared, source: str) -> Node:

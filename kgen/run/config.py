@@ -7,19 +7,24 @@ whichever way it came in.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, make_dataclass
 
 from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
-from fitness.parameters import Constraint
+from fitness.objective import WEIGHTED
+from fitness.parameters import Constraint, is_whole
+from fitness.parameters import is_real as is_number
 from kgen.io.table import DEFAULT_MISSING
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
 MICROAGGREGATION = ("mean", "median")  # the functions of --microaggregate (kgen.run.microaggregation)
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
+PER_QI = (("min_levels", "--min-level", "level"), ("max_levels", "--max-level", "level"),
+          ("weights", "--weight", "weight"))
 ROLES = (("qi", "quasi-identifier", "--qi"), ("identifiers", "identifier", "--identifier"),
          ("sensitive", "sensitive", "--sensitive"), ("keep", "kept column", "--keep"))
 
@@ -128,6 +133,15 @@ class Settings:
     microaggregate : mapping of str to str
         Per numeric QI, "mean" or "median": its released value in each class is the class's mean / median of
         the original values (`kgen.run.microaggregation`); from `--microaggregate QI=FUNCTION`.
+    min_levels : mapping of str to int
+        Per QI, the least level the release may use (`--min-level QI=L`): the search box shrinks to the
+        limits before pre-pruning, so every search and the certified bound work inside them (docs/search.md).
+        QIs not named are free (0 to the top).
+    max_levels : mapping of str to int
+        Per QI, the greatest level the release may use (`--max-level QI=L`).
+    weights : mapping of str to float
+        Per QI, its weight in the objective (`--weight QI=W`, W >= 0; QIs not named weigh 1): for log, loss,
+        ncp and entropy only (docs/metrics.md). All 1 is the unweighted objective.
 
     The privacy models' parameters are fields of `Config` too, one per parameter of each family in
     `fitness.privacy` (docs/privacy-models.md).
@@ -165,6 +179,9 @@ class Settings:
     node: Mapping[str, int] | None = None
     local_recoding: bool = False
     microaggregate: Mapping[str, str] = field(default_factory=dict)
+    min_levels: Mapping[str, int] = field(default_factory=dict)
+    max_levels: Mapping[str, int] = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.node, str):
@@ -204,6 +221,7 @@ class Settings:
                              "release it anyway")
         self.check_node()
         self.check_refinements()
+        self.check_per_qi()
 
     def check_node(self) -> None:
         """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""
@@ -240,6 +258,35 @@ class Settings:
         if self.partitioned and (self.local_recoding or self.microaggregate):
             raise InputError("--local-recoding and --microaggregate work on a table in memory, not with "
                              "--partitioned")
+
+    def check_per_qi(self) -> None:
+        """The per-QI limits and weights: keys that are QIs, whole levels >= 0 with min <= max, weights finite
+        and >= 0 (not all 0), and a metric that has weights. Levels above a hierarchy's top are refused when
+        the hierarchies are built (`kgen.run.prepare.limited_box`)."""
+        for name, option, kind in PER_QI:
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise InputError(f"{option} must map quasi-identifiers to values, got {type(value).__name__}")
+            for column, x in value.items():
+                if column not in self.qi:
+                    raise InputError(f"{option} names {column!r}, which is not a quasi-identifier (--qi)")
+                ok = is_whole(x) and x >= 0 if kind == "level" else is_number(x) and math.isfinite(x) and x >= 0
+                if not ok:
+                    wanted = "a whole number >= 0" if kind == "level" else "a finite number >= 0"
+                    raise InputError(f"{option} {column}: the {kind} must be {wanted}, got {x!r}")
+        for column, low in self.min_levels.items():
+            high = self.max_levels.get(column)
+            if high is not None and low > high:
+                raise InputError(f"--min-level {column}={low} is above --max-level {column}={high}")
+        if self.weights and all(w == 0 for w in self.weight_vector()):
+            raise InputError("--weight: every quasi-identifier weighs 0; give at least one a positive weight")
+        if self.weights and any(w != 1 for w in self.weights.values()) and self.metric not in WEIGHTED:
+            raise InputError(f"the metric {self.metric!r} takes no weights (--weight); weighted metrics: "
+                             f"{', '.join(WEIGHTED)}")
+
+    def weight_vector(self) -> tuple[float, ...]:
+        """One weight per QI, in lattice order (1 where none is given)."""
+        return tuple(float(self.weights.get(column, 1.0)) for column in self.qi)
 
     def model_values(self) -> dict[str, object]:
         """The privacy models' parameters, by name (what `fitness.privacy.build_models` reads)."""

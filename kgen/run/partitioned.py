@@ -26,7 +26,7 @@ import numpy as np
 
 from fitness import privacy
 from fitness.models import KAnonymity
-from fitness.objective import Precision, make_objective
+from fitness.objective import Precision
 from kgen.check.partitioned import check_parts
 from kgen.check.rules import rules_from_models
 from kgen.check.verify import ReleaseCheckError
@@ -35,8 +35,10 @@ from kgen.report import provenance
 from kgen.report import risk as risking
 from kgen.report.build import partitioned_report
 from kgen.report.publish import write_release
+from kgen.run.advice import limits_text
 from kgen.run.algorithms import CUT_POINT, make_search
 from kgen.run.config import Config
+from kgen.run.prepare import config_objective, limits_box
 from kgen.run.result import Result
 from kgen.runners import parallel
 from kgen.runners.parallel import ClusterError
@@ -111,7 +113,7 @@ def validate(config: Config, source: Source) -> None:
         raise InputError(f"--device {config.device} is not supported with --partitioned")
     make_search(config.algorithm, config.options)  # an unknown algorithm or bad options: before the cluster
 
-    unsupported([KAnonymity(config.k)], make_objective(config.metric))
+    unsupported([KAnonymity(config.k)], config_objective(config))  # type: ignore[arg-type]
 
 
 @dataclass(eq=False)
@@ -165,16 +167,17 @@ def prepare(client: Any, source: Source, config: Config, batch_bytes: int = 64 <
     # the models that need more than class sizes)
     models = privacy.build_models(config.model_values(), config.sensitive)
     evaluator = PartitionedEvaluator(client, parts, workers, domain, models, config.suppression,
-                                     make_objective(config.metric), batch_bytes=batch_bytes, part_rows=max(rows))
-    heights = domain.heights
+                                     config_objective(config), batch_bytes=batch_bytes, part_rows=max(rows))
+    limits = limits_box(config, domain.names, domain.heights)
+    heights = limits.upper  # the top of the box the per-QI limits leave
     if not evaluator.feasible(heights):
         top = evaluator.evaluate(heights)
         need = math.ceil(top.suppressed / n * 10_000 - 1e-9) / 10_000
         raise NoSolutionError(f"no transformation satisfies k = {evaluator.k} with suppression limit "
-                              f"{config.suppression:.2%} ({evaluator.max_suppressed} of {n} rows): the most general "
-                              f"node suppresses {top.suppressed} rows; raise --suppression to at least {need:.4f}",
-                              file=source.name)
-    box = Box(minimum_levels(heights, evaluator.feasible), heights) if config.prune else Box.full(heights)
+                              f"{config.suppression:.2%} ({evaluator.max_suppressed} of {n} rows)"
+                              f"{limits_text(config)}: the most general node suppresses {top.suppressed} rows; "
+                              f"raise --suppression to at least {need:.4f}", file=source.name)
+    box = Box(minimum_levels(heights, evaluator.feasible, limits.lower), heights) if config.prune else limits
     return Prepared(source, domain, parts, workers, offsets, rows, evaluator, box, time.perf_counter() - started)
 
 

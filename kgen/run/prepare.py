@@ -4,7 +4,7 @@ the pre-pruned box (the first step of the one run path)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,6 +171,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     table = as_table(data, config.encoding)
     validate(table, config)
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
+        if config.min_levels or config.max_levels:
+            raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
+                             "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
@@ -179,9 +182,9 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         if qi.name in config.microaggregate:
             leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
     evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
-                               objective if objective is not None else make_objective(config.metric),  # type: ignore[arg-type]
+                               objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
-    box = search_box(config, evaluator, encoded.heights, require_feasible, table.source)
+    box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
     return Prepared(table, config, {c.name: c.hierarchy for c in columns}, {c.name: c.source for c in columns},
                     {c.name: c.values for c in columns}, encoded, evaluator, box, time.perf_counter() - start)
 
@@ -228,16 +231,62 @@ def require_no_marker_below_top(column: str, hierarchy: Hierarchy, source: str) 
                              "another label there (e.g. '**')", column=column)
 
 
-def search_box(config: Config, evaluator: NodeEvaluator, heights: Node, require_feasible: bool,
-               source: str | None) -> Box:
-    """The box the search explores, pre-pruned to the minimal levels that can be feasible.
+def config_objective(config: Config) -> object:
+    """The objective of `config.metric`, weighted by `config.weights` when any weight is given."""
+    return make_objective(config.metric, config.weight_vector() if config.weights else None)
 
-    Only with monotone feasibility does an infeasible top prove that no node is feasible (NoSolutionError,
-    with the suppression that would help); otherwise (t > 0 with entropy or recursive l-diversity or
-    t-closeness) a lower node may be feasible, and the search decides (`finish`)."""
-    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(heights):
-        raise NoSolutionError(no_solution_advice(config, evaluator, least_suppressed(evaluator, heights)),
-                              file=source)
+
+def limits_box(config: Config, names: Sequence[str], heights: Node) -> Box:
+    """The box the per-QI limits leave (`--min-level`, `--max-level`; unnamed QIs 0 to the top): an InputError
+    (exit 2) for a level above the top of its QI's hierarchy, which is known only now."""
+    lower, upper = [], []
+    for name, h in zip(names, heights):
+        for option, levels in (("--min-level", config.min_levels), ("--max-level", config.max_levels)):
+            if levels.get(name, 0) > h:
+                raise InputError(f"{option} {name}={levels[name]} is above the top of its hierarchy: its levels run "
+                                 f"from 0 to {h}", column=name)
+        lower.append(int(config.min_levels.get(name, 0)))
+        upper.append(int(config.max_levels.get(name, h)))
+    return Box(tuple(lower), tuple(upper))
+
+
+def search_box(config: Config, evaluator: NodeEvaluator, names: Sequence[str], require_feasible: bool,
+               source: str | None) -> Box:
+    """The box the search explores: the per-QI limits (`limits_box`), then pre-pruned to the minimal levels
+    that can be feasible inside them.
+
+    Only with monotone feasibility does an infeasible top of the box prove that no node in it is feasible
+    (NoSolutionError, with the suppression that would help); otherwise (t > 0 with entropy or recursive
+    l-diversity or t-closeness) a lower node may be feasible, and the search decides (`finish`)."""
+    limits = limits_box(config, names, evaluator.table.heights)
+    if require_feasible and evaluator.monotone_feasibility and not evaluator.feasible(limits.upper):
+        least = least_suppressed(evaluator, limits.upper, box=limits)
+        raise NoSolutionError(no_solution_advice(config, evaluator, least), file=source)
     if config.prune and evaluator.monotone_feasibility:
-        return Box(minimum_levels(heights, evaluator.feasible), heights)
-    return Box.full(heights)
+        return Box(minimum_levels(limits.upper, evaluator.feasible, limits.lower), limits.upper)
+    return limits
+
+
+@dataclass(frozen=True)
+class LevelPreview:
+    """One level of a QI's hierarchy as the run would release it: its labels with the rows they hold."""
+
+    level: int
+    counts: dict[str, int]  # label -> rows, in the hierarchy's label order
+
+
+def preview_levels(table: Table, column: str, spec: object | None, missing: Sequence[str] = (),
+                   hierarchy_dir: str | None = None) -> tuple[PreparedQI, list[LevelPreview]]:
+    """Per level of `column`'s hierarchy, every label and its row count, built by the run's own path
+    (`encode_qi`: the same normalization, missing token and hierarchy resolution), so that `kgen hierarchy`
+    shows exactly the levels an anonymization would use."""
+    table.column(column)
+    config = Config(qi=[column], hierarchies={column: spec} if spec is not None else {},
+                    hierarchy_dir=hierarchy_dir, missing=tuple(missing) if missing else Config.missing)
+    prepared = encode_qi(table, config, column)
+    encoded = prepared.encoded
+    levels = []
+    for level in range(encoded.height + 1):
+        counts = np.bincount(encoded.codes[level], minlength=len(encoded.labels[level]))
+        levels.append(LevelPreview(level, {label: int(c) for label, c in zip(encoded.labels[level], counts)}))
+    return prepared, levels
