@@ -22,7 +22,8 @@ fresh temporary folders. The two runs must agree on:
   in `seconds`), the creation time, the interpreter and version stamps, and the temporary folder's name,
   which is replaced by a placeholder before comparing.
 
-A change may add or rename report fields on purpose. `--ignore [CASES:]PATTERN` sets a field aside (for the
+A change may add or rename report fields on purpose. `--ignore [CASES:]PATTERN` sets a field aside (`stderr`
+sets aside a reworded message; for the
 cases whose names match CASES, an fnmatch pattern; all cases without it) and `--rename [CASES:]OLD=NEW`
 compares A's field OLD with B's field NEW. Neither is silent: every difference an `--ignore` set aside is
 still listed, as "set aside", on the console and in the results file, so a reader sees exactly which fields
@@ -450,6 +451,12 @@ def renamed(flat: dict[str, object], renames: Sequence[str]) -> dict[str, object
     return out
 
 
+def matches(path: str, patterns: Sequence[str]) -> bool:
+    """Whether a dotted field path, or a field above it, matches one of the fnmatch `patterns`."""
+    parts = path.split(".")
+    return any(fnmatch.fnmatchcase(".".join(parts[:n]), p) for n in range(1, len(parts) + 1) for p in patterns)
+
+
 def report_comparison(a: dict, b: dict, ignore: Sequence[str] = (), renames: Sequence[str] = ()
                       ) -> tuple[list[str], list[str]]:
     """(differences, set aside): the dotted paths where two reports differ (added, removed or changed), and
@@ -457,11 +464,6 @@ def report_comparison(a: dict, b: dict, ignore: Sequence[str] = (), renames: Seq
 
     A pattern matches a path or any of its leading parts (`verified` matches `verified.passed`); `renames`
     ("OLD=NEW") move A's fields before comparing."""
-
-    def matches(path: str, patterns: Sequence[str]) -> bool:
-        parts = path.split(".")
-        return any(fnmatch.fnmatchcase(".".join(parts[:n]), p) for n in range(1, len(parts) + 1) for p in patterns)
-
     flat_a, flat_b = renamed(flatten(a), renames), flatten(b)
     differences: list[str] = []
     set_aside: list[str] = []
@@ -520,17 +522,19 @@ def comparison(a: Outcome, b: Outcome, ignore: Sequence[str] = (), renames: Sequ
                ) -> tuple[list[str], list[str]]:
     """(differences, set aside) between two runs of one case; see `compare`."""
     differences = []
+    set_aside: list[str] = []
     if a.returncode != b.returncode:
         differences.append(f"exit status {a.returncode} != {b.returncode}")
-    if a.stderr != b.stderr:
-        differences.append(f"stderr differs: {_short(a.stderr[-200:])} != {_short(b.stderr[-200:])}")
+    if a.stderr != b.stderr:  # the pseudo-field "stderr" sets a changed message aside (a warning reworded)
+        text = f"stderr differs: {_short(a.stderr[-200:])} != {_short(b.stderr[-200:])}"
+        (set_aside if matches("stderr", ignore) else differences).append(text)
     differences += release_differences(a, b)
-    set_aside: list[str] = []
     if (a.report is None) != (b.report is None):
         differences.append("report written by only one run")
     elif a.report is not None and b.report is not None:
-        found, set_aside = report_comparison(a.report, b.report, ignore, renames)
+        found, aside = report_comparison(a.report, b.report, ignore, renames)
         differences += found
+        set_aside += aside
     return differences, set_aside
 
 

@@ -82,16 +82,21 @@ def decimal_hierarchy(name: str, values: Iterable[str]) -> Hierarchy:
     return _with_single_top(name, rows, f"decimal hierarchy of {name!r}")
 
 
+def nesting(steps: list[int], plural: str, singular: str, things: str, name: str) -> list[int]:
+    """Steps (interval widths, group sizes) that are whole numbers >= 1, each a multiple of the one before, so
+    that the levels nest; an InputError naming the column otherwise."""
+    if not steps or any(w < 1 for w in steps):
+        raise InputError(f"{plural} {steps} must be whole numbers >= 1", column=name)
+    for a, b in zip(steps, steps[1:]):
+        if b % a:
+            raise InputError(f"{singular} {b} is not a multiple of {a}: the {things} would not nest", column=name)
+    return steps
+
+
 def interval_hierarchy(name: str, values: Iterable[str], widths: Sequence[int]) -> Hierarchy:
     """Intervals of the given widths, one level per width; each width must be a multiple of the one before
     (so the intervals nest), and a `*` level tops it off."""
-    widths = [int(w) for w in widths]
-    if not widths or any(w < 1 for w in widths):
-        raise InputError(f"interval widths {widths} must be positive integers", column=name)
-    for a, b in zip(widths, widths[1:]):
-        if b % a:
-            raise InputError(f"interval width {b} is not a multiple of {a}: the intervals would not nest",
-                             column=name)
+    widths = nesting([int(w) for w in widths], "interval widths", "interval width", "intervals", name)
     numbers = {value: _number(value, name) for value in sorted(set(values))}
     integral = _integral(numbers.values())
     rows, shared = [], _Labels()
@@ -212,13 +217,7 @@ def order_hierarchy(name: str, values: Iterable[str], order: Sequence[str], size
     if len(set(order)) != len(order):
         twice = next(v for i, v in enumerate(order) if v in order[:i])
         raise InputError(f"the value order names {clip(twice)} twice", column=name, value=twice)
-    sizes = [int(s) for s in sizes]
-    if not sizes or any(s < 1 for s in sizes):
-        raise InputError(f"order group sizes {sizes} must be whole numbers >= 1", column=name)
-    for a, b in zip(sizes, sizes[1:]):
-        if b % a:
-            raise InputError(f"order group size {b} is not a multiple of {a}: the groups would not nest",
-                             column=name)
+    sizes = nesting([int(s) for s in sizes], "order group sizes", "order group size", "groups", name)
     position = {v: i for i, v in enumerate(order)}
     rows = []
     for value in sorted(set(values)):

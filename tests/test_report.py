@@ -56,8 +56,8 @@ EVERY_OPTION = [
     "enhanced", "--delta-disclosure", "1", "--k-map", "5", "--sampling-fraction", "0.1", "--k-map-estimator",
     "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--keep", "c", "--allow-k1",
     "--encoding", "latin-1", "--local-recoding", "--microaggregate", "a=mean", "--min-level", "a=1",
-    "--max-level", "b=2", "--weight", "a=2", "--t-hierarchy", "s.csv", "--max-population-uniqueness", "0.1",
-    "--uniqueness-model", "zayatz",
+    "--max-level", "b=2", "--weight", "a=2", "--node", "a=1,b=0", "--t-hierarchy", "s.csv",
+    "--max-population-uniqueness", "0.1", "--uniqueness-model", "zayatz",
 ]
 
 

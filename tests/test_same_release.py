@@ -130,6 +130,14 @@ def test_exit_status_and_stderr_are_compared() -> None:
     assert compare(ok, copy.deepcopy(ok)) == []
 
 
+def test_a_reworded_message_set_aside_as_stderr_is_listed_not_counted() -> None:
+    a = Outcome("A", 0, "kgen: warning: old words\n", 1.0, 1.0, "abc", 10, {"loss": 0.5})
+    b = Outcome("B", 0, "kgen: warning: new words\n", 1.0, 1.0, "abc", 10, {"loss": 0.5})
+    differences, aside = comparison(a, b, ["stderr"])
+    assert differences == [] and len(aside) == 1 and aside[0].startswith("stderr differs")
+    assert comparison(a, b, ["loss"])[0] != []  # another pattern leaves the message counted
+
+
 def release_folder(folder: Path, parts: dict[str, str]) -> Outcome:
     """An outcome whose release is a folder holding `parts` (name -> text), as `run_once` would record it."""
     folder.mkdir()

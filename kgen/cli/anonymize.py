@@ -6,30 +6,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fitness.device_evaluator import DEVICES
-from fitness.evaluator import KERNELS
-from fitness.objective import OBJECTIVES
 from kgen.cli.console import enabled_stream, read_input, warn
 from kgen.cli.options import (
     add_config_argument,
-    add_control_arguments,
+    add_limit_arguments,
     add_model_arguments,
     add_output_arguments,
+    add_problem_arguments,
     add_refinement_arguments,
     add_search_arguments,
-    allow_k1_option,
     cluster_options,
     command_parser,
     config_from_args,
-    finite_number,
-    hierarchy_options,
-    identifier_option,
-    keep_options,
+    device_option,
+    node_option,
     number,
     parse_hierarchies,
     public_report_option,
-    sensitive_option,
-    tokens,
 )
 from kgen.cli.progress import ProgressBar
 from kgen.io.files import check_target, same_file
@@ -160,25 +153,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon = command_parser(commands, "anonymize", "anonymize a CSV file")
     anon.add_argument("input", help="the CSV file to anonymize")
     add_model_arguments(anon)
-    identifier_option(anon)
-    sensitive_option(anon)
-    keep_options(anon)
-    allow_k1_option(anon)
-    anon.add_argument("--metric", choices=list(OBJECTIVES), default="log",
-                      help="the information loss to minimize (see docs/metrics.md)")
-    hierarchy_options(anon)
-    add_control_arguments(anon)
-    anon.add_argument("--missing", type=tokens, action="extend",
-                      help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    add_problem_arguments(anon)
     anon.add_argument("--algorithm", default=Config.algorithm,
                       help=f"{', '.join(sorted(REGISTRY) + sorted(CUT_POINT))} (docs/search.md)")
     add_search_arguments(anon)
-    anon.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
-                      help="stop after this many distinct evaluations (>= 1; default: no limit)")
-    anon.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
-                      help="stop after this many seconds (> 0; default: no limit)")
-    anon.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
-    anon.add_argument("--kernel", choices=KERNELS, default="fast", help="class-counting kernel")
+    add_limit_arguments(anon)
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")
     anon.add_argument("--no-bound", action="store_true",
                       help="skip the certified lower bound of the report (docs/certify.md)")
@@ -194,9 +173,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="nodes per parallel task (default: about two tasks per worker per population)")
     anon.add_argument("--max-risk", type=number(float, "max-risk"), metavar="R",
                       help="highest prosecutor risk allowed: raises k to ceil(1/R) (see docs/risk.md)")
-    anon.add_argument("--device", choices=DEVICES, default="cpu",
-                      help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
-                           "array runs the GPU code on numpy (for tests)")
+    device_option(anon)
+    node_option(anon)
     anon.add_argument("--partitioned", action="store_true",
                       help="row-partitioned evaluation on Dask for tables larger than one worker; see "
                            "docs/partitioned.md")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 
-from kgen.cli import anonymize, apply, check, demo, hierarchy, mondrian, report, risk
+from kgen.cli import anonymize, apply, check, demo, explore, frontier, hierarchy, mondrian, report, risk
 from kgen.cli.console import WORKING_ON
 from kgen.cli.options import (
     HelpFormatter,
@@ -37,7 +37,7 @@ from lattice.errors import InputError
 # names the function that runs it (`set_defaults(run=...)`).
 
 
-COMMAND_MODULES = (anonymize, check, apply, risk, report, hierarchy, demo, mondrian)
+COMMAND_MODULES = (anonymize, check, apply, risk, report, hierarchy, frontier, explore, demo, mondrian)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -188,6 +188,9 @@ def run_command(argv: Sequence[str] | None) -> int:
         return ExitCode.TERMINATED
     except KeyboardInterrupt:
         stop_local_workers()
+        if TERM_RECEIVED[0]:  # SIGTERM, turned into a plain interruption by a search that stopped on it
+            print("kgen: terminated (SIGTERM); no output was written", file=sys.stderr)
+            return ExitCode.TERMINATED
         print("kgen: interrupted; no output was written", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except MemoryError:  # numpy's _ArrayMemoryError and pyarrow's ArrowMemoryError included

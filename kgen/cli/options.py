@@ -17,13 +17,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fitness import privacy
+from fitness.device_evaluator import DEVICES
+from fitness.evaluator import KERNELS
+from fitness.objective import OBJECTIVES
 from fitness.privacy import Parameter
 from kgen.io.csvio import check_encoding
 from kgen.io.files import open_input
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report import provenance
 from kgen.report.risk import DEFAULT_UNIQUENESS_MODEL, UNIQUENESS_MODELS
-from kgen.run.config import Config
+from kgen.run.config import Config, parse_node
 from kgen.runners.parallel import CONNECT_TIMEOUT
 from kgen.status import ArgumentError
 from lattice.errors import InputError, names_shown
@@ -250,6 +253,11 @@ def output_options(parser: argparse.ArgumentParser, output: str, report: str = "
     parser.add_argument("--report", help=report)
 
 
+def population_option(parser: argparse.ArgumentParser, text: str) -> None:
+    """A population CSV with the same QIs, for journalist risk (kgen risk, kgen frontier; docs/risk.md)."""
+    parser.add_argument("--population", metavar="FILE", help=f"population CSV with the same QIs: {text}")
+
+
 def public_report_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--public-report", metavar="PATH",
                         help="also write the public report (what can be published beside the release: no paths, no "
@@ -272,11 +280,12 @@ def suppression_option(parser: argparse.ArgumentParser, default: float | None = 
                         help="fraction of rows that may be suppressed (0.005 = 0.5%%)")
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True, k: bool = True) -> None:
     """--qi, every privacy model's options, --suppression and --separator; not `required` (`kgen check
-    --report`: the report states the model), none is required and none has a default."""
+    --report`: the report states the model), none is required and none has a default. Without `k`, no --k:
+    the command sets k itself (`kgen frontier` ranges over it)."""
     qi_option(parser, required)
-    privacy_options(parser, required=required)
+    privacy_options(parser, None if k else [p.name for p in privacy.parameters() if p.name != "k"], required)
     suppression_option(parser, 0.0 if required else None)
     parser.add_argument("--separator", type=separator,
                         help="field separator of the input: , ; | or tab (default: detected from the file)")
@@ -295,6 +304,50 @@ def encoding_name(text: str) -> str:
         return check_encoding(text)
     except InputError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    """What defines the problem beside the QIs and the models (anonymize, frontier): the other roles (every
+    column has one), --allow-k1, the metric, the hierarchies and the missing-value tokens."""
+    identifier_option(parser)
+    sensitive_option(parser)
+    keep_options(parser)
+    allow_k1_option(parser)
+    parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
+                        help="the information loss to minimize (see docs/metrics.md)")
+    hierarchy_options(parser)
+    add_control_arguments(parser)
+    parser.add_argument("--missing", type=tokens, action="extend",
+                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """How long a search may run, its seed, and how classes are counted (anonymize, frontier)."""
+    parser.add_argument("--max-evaluations", type=finite_number(int, "max-evaluations", 1),
+                        help="stop after this many distinct evaluations (>= 1; default: no limit)")
+    parser.add_argument("--time-limit", type=finite_number(float, "time-limit", 0, above=True),
+                        help="stop after this many seconds (> 0; default: no limit)")
+    seed_option(parser)
+    parser.add_argument("--kernel", choices=KERNELS, default="fast", help="class-counting kernel")
+
+
+def device_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="where nodes are evaluated: cpu (default) or gpu (CuPy: pip install \"kgen[gpu]\"); "
+                             "array runs the GPU code on numpy (for tests)")
+
+
+def node_argument(text: str) -> dict[str, int]:
+    try:
+        return parse_node(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--node: ").removeprefix("--node ")) from None
+
+
+def node_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node", type=node_argument, metavar="QI=L,...",
+                        help="publish this node (one level per QI, e.g. a point of kgen frontier) instead of "
+                             "searching; refused (exit 3) when it breaks the models (docs/frontier.md)")
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -362,7 +415,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
                              "more jobs than cores) as errors (exit 2)")
 
 
-CONFIG_COMMANDS = ("anonymize", "apply")  # the commands that take --config FILE
+CONFIG_COMMANDS = ("anonymize", "apply", "frontier")  # the commands that take --config FILE
 
 
 _FROM_CONFIG = object()  # default of an option the config file sets: replaced after parsing unless given

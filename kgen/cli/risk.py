@@ -14,6 +14,7 @@ from kgen.cli.options import (
     command_parser,
     encoding_option,
     number,
+    population_option,
     uniqueness_model_option,
 )
 from kgen.io.table import read_table
@@ -83,8 +84,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                       help="quasi-identifiers: comma-separated and/or repeated (default: --report's)")
     risk.add_argument("--risk-threshold", type=number(float, "risk-threshold"), default=risking.DEFAULT_THRESHOLD,
                       help="a record is at risk above this prosecutor risk 1/|class| (default 0.2)")
-    risk.add_argument("--population", help="population CSV with the same QIs (generalized like INPUT, or raw "
-                                           "with --report): journalist risk and exact population uniqueness")
+    population_option(risk, "generalized like INPUT, or raw with --report; journalist risk and exact population "
+                            "uniqueness")
     risk.add_argument("--report", help="INPUT's kgen report: its QIs, and its node generalizes --population")
     risk.add_argument("--sampling-fraction", type=number(float, "sampling-fraction"),
                       help="n / N for the population-uniqueness estimate (default: from --population, else 1)")

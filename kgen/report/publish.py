@@ -20,10 +20,11 @@ from kgen.check.verify import verified_record, verify_file
 from kgen.io.csvio import format_csv, write_csv
 from kgen.io.files import check_target, output_lock, same_file, write_atomic, write_atomic_many
 from kgen.io.formulas import escape
-from kgen.io.table import Table
+from kgen.io.table import Table, read_csv
 from kgen.report import provenance
 from kgen.report.build import CHECKER, formula_record, to_json
 from kgen.report.public import public_json
+from kgen.status import ReleaseCheckError
 from lattice.errors import InputError, names_shown
 
 
@@ -259,3 +260,48 @@ def write_release(result: Publishable, path: str | os.PathLike, report: str | os
                                         escaped, separator=getattr(release, "separator", None)),
             public_path)
     return report_path
+
+
+def write_frontier(result: dict, report_path: str | os.PathLike, table_path: str | os.PathLike | None = None,
+                   protected: Sequence[str | os.PathLike] = ()) -> Path:
+    """Write a frontier (`kgen.run.frontier.frontier`) as its JSON and CSV, a locked, checksummed pair.
+
+    The CSV (one row per point; default: the JSON's path with .csv) is written first under a temporary name,
+    its SHA-256 goes into the JSON's provenance, and the check reads the written CSV back and compares it,
+    point by point, with the JSON's points before both are renamed into place (`publish`). Each point's own
+    release was checked by the independent checker when the frontier was computed (`checked`).
+
+    Returns
+    -------
+    Path
+        The JSON's path.
+    """
+    target = Path(report_path)
+    table = Path(table_path) if table_path is not None else target.with_suffix(".csv")
+    if same_file(target, table):
+        raise InputError("is given for both the frontier's JSON and its CSV", file=str(target))
+    header, rows = frontier_table(result)
+    result.setdefault("provenance", {})
+
+    def check(written: Path) -> dict:
+        read = read_csv(written)
+        nodes = list(read.column("node")) if read.n else []
+        if list(read.columns) != header or nodes != [row[0] for row in rows]:
+            raise ReleaseCheckError("the written frontier CSV does not match its points: nothing was written; "
+                                    "this is a bug in kgen, please report it")
+        return {"checker": "the written CSV read back against the points", "passed": True, "rows": read.n,
+                "points_checked": sum(bool(p.get("checked", {}).get("passed")) for p in result["points"])}
+
+    publish(table, target, format_csv(header, rows, ","), result, list(protected), check)
+    return target
+
+
+def frontier_table(result: dict) -> tuple[list[str], list[list[str]]]:
+    """The frontier as a table: one row per point (node as QI=L pairs, k, loss, risk, classes, suppressed)."""
+    header = ["node", "k", "log", "loss", "los", "risk", "highest_prosecutor", "average_prosecutor", "classes",
+              "suppressed", "smallest_class"]
+    rows = [[",".join(f"{q}={x}" for q, x in p["node"].items()), str(p["k"]), repr(p["log"]), repr(p["loss"]),
+             repr(p["los"]), repr(p["risk"]), repr(p["risks"]["highest_prosecutor"]),
+             repr(p["risks"]["average_prosecutor"]), str(p["classes"]), str(p["suppressed"]),
+             str(p["smallest_class"])] for p in result["points"]]
+    return header, rows

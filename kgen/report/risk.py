@@ -168,9 +168,19 @@ def journalist_risks(classes: Classes, population: object, qis: Sequence[str], t
     }
     if n_r == 0:
         return out | {"max": 0.0, "mean": 0.0, "records_above_threshold": 0.0, "rows_above_threshold": 0}
-    risk = 1.0 / matched
+    return out | journalist_figures(sizes, matched, threshold)
+
+
+def journalist_figures(sizes: np.ndarray, matched: np.ndarray, threshold: float) -> dict:
+    """Journalist risk of released classes of `sizes` rows whose classes in the population have `matched`
+    rows (at least their own size): each record's risk is 1/|P_E| (the one definition: the report's
+    `journalist` and the frontier's journalist risk both read it)."""
+    n_r = int(sizes.sum())
+    if n_r == 0:
+        return {"max": 0.0, "mean": 0.0, "records_above_threshold": 0.0, "rows_above_threshold": 0}
+    risk = 1.0 / np.asarray(matched, dtype=np.float64)
     above = sizes[risk > threshold].sum()
-    return out | {
+    return {
         "max": float(risk.max()),
         "mean": float((sizes * risk).sum() / n_r),
         "records_above_threshold": float(above) / n_r,

@@ -11,6 +11,7 @@ from lattice.search.bestfirst import BestFirst
 from lattice.search.certify import Certify
 from lattice.search.datafly import Datafly
 from lattice.search.exhaustive import Exhaustive
+from lattice.search.fixed import FixedNode
 from lattice.search.incognito import Incognito
 from lattice.search.kgen_ga import KGen
 from lattice.search.koptimize import ChosenNode
@@ -35,6 +36,15 @@ REGISTRY: dict[str, Callable[..., Search]] = {
 # searching a hierarchy lattice. kgen.run.pipeline.prepare runs them and turns their choice into one-level hierarchies;
 # the search named here then releases that node. Not in REGISTRY, whose searches work on any lattice problem.
 CUT_POINT: dict[str, Callable[..., Search]] = {"k-optimize": ChosenNode}
+
+
+def search_for(config: object) -> Search:
+    """The search a run's Config asks for: the fixed-node search of its chosen `node` (`--node`), else its
+    `algorithm` with its `options`."""
+    node = config.node_levels()  # type: ignore[attr-defined]
+    if node is not None:
+        return FixedNode(node, tuple(config.qi))  # type: ignore[attr-defined]
+    return make_search(config.algorithm, config.options)  # type: ignore[attr-defined]
 
 
 def make_search(name: str, options: Mapping[str, object] | None = None) -> Search:

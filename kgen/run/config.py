@@ -124,6 +124,10 @@ class Settings:
     partitioned : bool
         Row-partitioned evaluation on Dask for tables larger than one worker (`kgen.runners.partitioned`;
         docs/partitioned.md).
+    node : mapping of str to int, or None
+        Publish this node (one level per QI, e.g. from `kgen frontier`) instead of searching: the fixed-node
+        search (`lattice.search.fixed`), refused in one line when infeasible; `--node QI=L,...` (a string
+        "age=1,sex=0" is read the same way). None: search with `algorithm`.
     local_recoding : bool
         After the node is chosen, generalize the rows it would suppress again, at nodes of their own (ARX's
         iterative local recoding; `kgen.run.recoding`, docs/local-recoding.md).
@@ -173,6 +177,7 @@ class Settings:
     device: str = "cpu"
     bound: bool = True
     partitioned: bool = False
+    node: Mapping[str, int] | None = None
     local_recoding: bool = False
     microaggregate: Mapping[str, str] = field(default_factory=dict)
     min_levels: Mapping[str, int] = field(default_factory=dict)
@@ -180,6 +185,8 @@ class Settings:
     weights: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.node, str):
+            object.__setattr__(self, "node", parse_node(self.node))
         for name in LIST_FIELDS:  # "a,b" -> ["a", "b"]: a string must not be read as its characters
             value = getattr(self, name)
             if isinstance(value, str):
@@ -213,8 +220,31 @@ class Settings:
         if getattr(self, "k", 2) == 1 and not self.allow_k1:
             raise InputError("k = 1 protects no one (every row may be unique): give --allow-k1 (allow_k1=True) to "
                              "release it anyway")
+        self.check_node()
         self.check_refinements()
         self.check_per_qi()
+
+    def check_node(self) -> None:
+        """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""
+        if self.node is None:
+            return
+        if self.partitioned:
+            raise InputError("--node is not available with --partitioned: publish the chosen node in memory")
+        if not isinstance(self.node, Mapping):
+            raise InputError(f"--node must map each quasi-identifier to a level (QI=L,...), got {self.node!r}")
+        unknown = [q for q in self.node if q not in self.qi]
+        if unknown:
+            raise InputError(f"--node names {unknown[0]!r}, which is not a quasi-identifier (--qi)")
+        missing = [q for q in self.qi if q not in self.node]
+        if missing:
+            raise InputError(f"--node gives no level for the quasi-identifier {missing[0]!r}; give one per QI")
+        for q, level in self.node.items():
+            if isinstance(level, bool) or not isinstance(level, int) or level < 0:
+                raise InputError(f"--node: the level of {q!r} must be a whole number >= 0, got {level!r}")
+
+    def node_levels(self) -> tuple[int, ...] | None:
+        """The chosen node in QI order (None: none chosen)."""
+        return None if self.node is None else tuple(int(self.node[q]) for q in self.qi)
 
     def check_refinements(self) -> None:
         """Microaggregation names QIs with mean or median; neither it nor local recoding on row partitions."""
@@ -281,6 +311,25 @@ def resolve_resources(values: Mapping[str, object]) -> dict[str, object]:
         if isinstance(path, str):
             out[p.name] = hierarchy_files.load_arx(path, p.name)
     return out
+
+
+def parse_node(text: str) -> dict[str, int]:
+    """`QI=L,QI=L,...` as {QI: L}: the form `--node`, run.toml and the frontier's commands use."""
+    node: dict[str, int] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        column, sep, level = item.rpartition("=")
+        if not sep or not column.strip():
+            raise InputError(f"--node expects QI=LEVEL pairs separated by commas, got {item!r}")
+        try:
+            value = int(level)
+        except ValueError:
+            raise InputError(f"--node: the level of {column.strip()!r} must be a whole number, got {level!r}") from None
+        if column.strip() in node:
+            raise InputError(f"--node names {column.strip()!r} twice")
+        node[column.strip()] = value
+    return node
 
 
 # The one Config: the run's settings above plus every privacy model family's parameters as fields of the same

@@ -19,7 +19,7 @@ from fitness.models import PrivacyModel
 from kgen.io.table import SUPPRESSED, CodedColumn, Table
 from kgen.report import build as reporting
 from kgen.run.advice import LeastSuppressed, no_solution_advice
-from kgen.run.algorithms import make_search
+from kgen.run.algorithms import search_for
 from kgen.run.config import Config
 from kgen.run.prepare import Prepared, prepare
 from kgen.run.recoding import Refined, refine
@@ -54,7 +54,7 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
         after Ctrl-C, with the best found so far).
     """
     config = prepared.config
-    algorithm = make_search(config.algorithm, config.options)
+    algorithm = search_for(config)
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
     begin = getattr(progress, "begin", None)
     if begin is not None:
