@@ -262,8 +262,12 @@ class Settings:
 
     def check_per_qi(self) -> None:
         """The per-QI limits and weights: keys that are QIs, whole levels >= 0 with min <= max, weights finite
-        and >= 0 (not all 0), and a metric that has weights. Levels above a hierarchy's top are refused when
-        the hierarchies are built (`kgen.run.prepare.limited_box`)."""
+        and > 0, and a metric that has weights. Levels above a hierarchy's top are refused when the hierarchies
+        are built (`kgen.run.prepare.limited_box`).
+
+        Why not a weight of 0: the loss would not grow when that QI is generalized, so it would go to its top
+        for nothing, and the searches that stop above a feasible node (OLA) rely on the loss growing with
+        every step to break ties by suppression; fix a QI's level with --min-level/--max-level instead."""
         for name, option, kind in PER_QI:
             value = getattr(self, name)
             if not isinstance(value, Mapping):
@@ -271,16 +275,14 @@ class Settings:
             for column, x in value.items():
                 if column not in self.qi:
                     raise InputError(f"{option} names {column!r}, which is not a quasi-identifier (--qi)")
-                ok = is_whole(x) and x >= 0 if kind == "level" else is_number(x) and math.isfinite(x) and x >= 0
+                ok = is_whole(x) and x >= 0 if kind == "level" else is_number(x) and math.isfinite(x) and x > 0
                 if not ok:
-                    wanted = "a whole number >= 0" if kind == "level" else "a finite number >= 0"
+                    wanted = "a whole number >= 0" if kind == "level" else "a finite number > 0"
                     raise InputError(f"{option} {column}: the {kind} must be {wanted}, got {x!r}")
         for column, low in self.min_levels.items():
             high = self.max_levels.get(column)
             if high is not None and low > high:
                 raise InputError(f"--min-level {column}={low} is above --max-level {column}={high}")
-        if self.weights and all(w == 0 for w in self.weight_vector()):
-            raise InputError("--weight: every quasi-identifier weighs 0; give at least one a positive weight")
         if self.weights and any(w != 1 for w in self.weights.values()) and self.metric not in WEIGHTED:
             raise InputError(f"the metric {self.metric!r} takes no weights (--weight); weighted metrics: "
                              f"{', '.join(WEIGHTED)}")
