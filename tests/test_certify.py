@@ -67,6 +67,7 @@ def key(result):
     return None if best is None else (best.loss, best.los, tuple(best.node))
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=120, deadline=None)
 @given(up_sets(), st.integers(0, 3), st.sampled_from([0, 5]), st.sampled_from([1, 4]))
 def test_certified_optimum_equals_exhaustive_with_ties_on_los(case, los_seed, seed_evaluations, cuts):
@@ -81,6 +82,7 @@ def test_certified_optimum_equals_exhaustive_with_ties_on_los(case, los_seed, se
         assert certified.params["optimal"] and certified.params["lower_bound"] == expected.best.loss
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=80, deadline=None)
 @given(up_sets(), st.integers(1, 40), st.integers(0, 5))
 def test_every_lower_bound_is_at_most_the_true_optimum(case, evaluations, seed):
@@ -138,6 +140,7 @@ def table_of(rows):
                          "c": [str(r[2]) for r in rows], "s": [r[3] for r in rows]})
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=25, deadline=None)
 @given(ROWS, st.integers(2, 3), st.sampled_from([0.0, 0.1, 0.25]), st.booleans())
 def test_on_random_tables_certify_equals_exhaustive_and_bounds_hold(rows, k, suppression, diverse):
@@ -202,6 +205,7 @@ def test_certify_stops_on_the_evaluation_budget_with_a_valid_interval():
     assert result.best is None or result.best.loss >= truth
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=25, deadline=None, database=None)
 @given(ROWS, st.integers(2, 3), st.sampled_from([0.0, 0.1, 0.25]), st.sampled_from(["ncp", "loss", "entropy"]))
 def test_separable_metrics_are_certified_without_suppression_and_bounded_with_it(rows, k, suppression, metric):

@@ -24,6 +24,7 @@ from lattice.search.random_search import RandomSearch
 from lattice.search.tags import FEASIBLE, INFEASIBLE, UNKNOWN, SparseTags
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=60, deadline=None)
 @given(up_sets(), st.integers(0, 3))
 def test_auto_returns_the_exhaustive_optimum_with_its_proof(case, seed):
@@ -37,6 +38,7 @@ def test_auto_returns_the_exhaustive_optimum_with_its_proof(case, seed):
         assert result.params["auto"]["answer"] == "proved optimum"
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=60, deadline=None)
 @given(up_sets(), st.integers(1, 30), st.integers(0, 4))
 def test_auto_under_an_evaluation_limit_brackets_the_optimum(case, evaluations, seed):

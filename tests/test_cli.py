@@ -207,6 +207,7 @@ def test_check_errors_are_one_line(capsys, table: Path) -> None:
                                "2")[::2], "suppression")
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("case", ["unknown column", "missing hierarchy value", "k above the rows",
                                   "output is the input"])
 def test_errors_in_a_real_process_have_no_traceback(tmp_path: Path, case: str) -> None:

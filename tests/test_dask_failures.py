@@ -222,6 +222,7 @@ def test_losing_workers_down_to_one_thread_changes_nothing(prepared):
         assert evaluator.evaluate_many(nodes) == fresh(prepared).evaluate_many(nodes)
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_a_lost_scheduler_is_a_cluster_error_and_closing_raises_nothing(prepared, capfd):
     cluster = local_cluster(1)
     try:
@@ -327,6 +328,7 @@ def test_workers_dying_on_every_task_are_a_cluster_error(prepared):
             evaluator.evaluate_many(random_nodes(prepared, 20, seed=10))
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_workers_that_cannot_load_the_table_are_a_cluster_error(prepared):
     with local_cluster(1) as cluster:
         with pytest.raises(ClusterError, match=r"could not install the table \(.*no module named "

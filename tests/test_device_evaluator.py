@@ -149,6 +149,7 @@ def assert_same(cpu: NodeEvaluator, device: DeviceEvaluator, nodes: list[tuple[i
             assert np.array_equal(xp_kernel.class_sizes(device.device_table, node), want_sizes), node
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 @SETTINGS
 @given(table=tables(), k=st.integers(1, 4), t=st.sampled_from([0.0, 0.05, 0.3]),
@@ -163,6 +164,7 @@ def test_device_evaluations_equal_the_cpu_evaluator_on_random_tables(
     assert device.stats["host_copies"] == 1 and device.stats["host_nodes"] == 0
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(SETTINGS, max_examples=examples(15))
 @given(data=st.data(), n=st.integers(2, 80), q=st.integers(64, 80))
@@ -262,6 +264,7 @@ def test_a_batch_is_one_host_copy_and_cached_nodes_are_not_evaluated_again() -> 
     assert device.stats["batches"] == 1 and device.stats["device_nodes"] == len(nodes)
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(SETTINGS, max_examples=examples(30))
 @given(table=tables(), k=st.integers(1, 3), t=st.sampled_from([0.0, 0.1, 0.4]),

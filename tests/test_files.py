@@ -332,6 +332,7 @@ SLOW_FIRST = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to see the second run wait")
 def test_two_runs_on_the_same_output_never_leave_a_mismatched_pair(people, tmp_path):
     output, report = tmp_path / "out.csv", tmp_path / "out.json"

@@ -70,6 +70,7 @@ def test_every_attribute_has_a_valid_hierarchy_covering_its_values(data):
     assert data.hierarchy("transaction_date").height == 3
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_written_csv_and_arx_files_give_the_same_problem_as_the_in_memory_specs(data, tmp_path):
     paths = data.write(tmp_path)
     assert len(paths) == 48

@@ -166,6 +166,7 @@ def kgen_main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]
     return status, captured.out, captured.err
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_html_report_renders_in_chromium(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     chromium()
     rows = ["age,zip,disease"] + [f"{20 + i % 30},8{i % 9}00{i % 3},d{i % 4}" for i in range(300)]

@@ -426,6 +426,7 @@ def test_the_cli_refuses_samarati_on_sixty_binary_qis_in_one_line(tmp_path: Path
     assert time.process_time() - started < 30 and not (tmp_path / "out.csv").exists()
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_certify_without_a_limit_on_a_huge_box_stops_at_its_default_and_reports_its_interval(monkeypatch) -> None:
     from kgen import Config, anonymize
     from lattice.search import certify

@@ -186,6 +186,7 @@ def tables(draw):
 HIERARCHY = "a1;a;*\na2;a;*\nb1;b;*\nb2;b;*\nb3;b;*\nc1;c;*\n"
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tables())
 def test_every_release_of_a_random_table_passes_the_independent_verifier(tmp_path, case):

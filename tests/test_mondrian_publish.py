@@ -121,6 +121,7 @@ def test_workers_beyond_the_cores_start_no_more_processes_than_cores(monkeypatch
     assert started["processes"] == parallel.usable_cores() < 1000
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("case", ["unclosed-quote", "latin-1", "utf-16", "header-only", "ragged"])
 def test_unreadable_input_is_one_line_without_data(tmp_path: Path, case: str) -> None:
     path = tmp_path / "bad.csv"
@@ -152,6 +153,7 @@ def test_a_malformed_scheduler_is_refused_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 15
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_a_silent_scheduler_is_exit_6_within_the_connect_timeout(tmp_path: Path) -> None:
     data = write_table(tmp_path / "people.csv")
     server = socket.socket()

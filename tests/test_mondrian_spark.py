@@ -95,6 +95,7 @@ def test_workers_run_the_drivers_interpreter_unless_the_user_chose_one():
         "/conf/python"
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize(("args", "text"), [
     (["--engine", "spark"], "--engine spark needs --workers"),
     (["--workers", "2", "--master", "local[2]"], "--master is for --engine spark"),
@@ -109,6 +110,7 @@ def test_engine_options_that_do_not_fit_are_one_line_exit_2(tmp_path, args, text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["poker.csv"]
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_missing_pyspark_is_one_line_exit_2(tmp_path):
     poker.write_csv(tmp_path / "poker.csv", rows=300, seed=1)
     code = ("import sys; sys.modules['pyspark'] = None; from kgen.cli.main import main; "  # import pyspark now fails

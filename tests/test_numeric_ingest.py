@@ -329,6 +329,7 @@ def integer_tables(draw: st.DrawFn) -> tuple[bytes, int]:
     return end.join(lines).encode() + end.encode() * draw(st.integers(0, 2)), slices
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=80, deadline=None)
 @given(integer_tables(), st.sampled_from([5, 16, 1 << 22]))
 def test_random_integer_tables_read_the_same_by_both_readers_at_several_slice_sizes(case, quote_block):

@@ -129,6 +129,7 @@ def test_horizontal_count_is_a_fifth_of_the_genes_rounded_up_to_even_at_least_tw
     assert op.horizontal_count(q) == m
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=300, deadline=None)
 @given(st.integers(2, 30), st.integers(0, 10**6), st.data())
 def test_horizontal_mutation_changes_exactly_m_genes_half_up_half_down_inside_the_box(q, seed, data):

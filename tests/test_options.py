@@ -227,6 +227,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_an_unreachable_scheduler_fails_within_the_connect_timeout(table: Path, tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{free_port()}"  # nothing listens there
     started = time.monotonic()
@@ -239,6 +240,7 @@ def test_an_unreachable_scheduler_fails_within_the_connect_timeout(table: Path, 
     assert len(out.stderr.strip().splitlines()) == 1 and time.monotonic() - started < 30
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_a_scheduler_that_accepts_but_never_answers_fails_within_the_connect_timeout(table: Path,
                                                                                       tmp_path: Path) -> None:
     with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never says a word

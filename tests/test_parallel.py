@@ -127,6 +127,7 @@ def mark_table(plugin: str | None, mark: str, dask_worker: Any = None) -> tuple[
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # loky workers cannot import this test module
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("backend", ["threading", "loky", "dask"])
 def test_every_backend_evaluates_like_the_serial_evaluator(prepared, loky, dask, backend):
     nodes = random_nodes(prepared, 60, seed=1)
@@ -162,6 +163,7 @@ def test_a_runner_computes_every_batch_it_is_given_and_remembers_nothing(prepare
             runner.evaluate_batch(fresh(prepared), nodes)
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_threads_give_serial_results_on_a_table_large_enough_for_roll_ups():
     # 70,000 rows: the evaluator's roll-up cache is active, and it is not thread-safe (each thread has its own)
     rng = np.random.default_rng(5)
@@ -198,6 +200,7 @@ def test_the_table_reaches_each_dask_worker_once(prepared, dask, cluster):
     assert len(marks) == 2 and again == marks and {mark for _, mark in marks.values()} == {first}
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.parametrize("name", ["kgen", "ola", "exhaustive"])
 def test_serial_loky_and_dask_searches_agree(prepared, loky, dask, name):
     serial = outcome(run(name, prepared, fresh(prepared)))
@@ -206,6 +209,7 @@ def test_serial_loky_and_dask_searches_agree(prepared, loky, dask, name):
         assert outcome(run(name, prepared, evaluator)) == serial, evaluator.runner.backend
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_the_ga_sends_whole_populations_to_the_workers(prepared, cluster):
     with evaluator_for(fresh(prepared), jobs=2, backend="dask", scheduler=cluster.scheduler_address) as dask:
         result = run("kgen", prepared, dask, seed=3)

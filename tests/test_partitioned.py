@@ -85,6 +85,7 @@ def test_every_node_evaluates_as_in_memory(client, data) -> None:
         assert parted.evaluator.evaluate_many(picked) == memory.evaluator.evaluate_many(picked)
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_small_batches_of_low_nodes_give_the_same_figures(client, data) -> None:
     folder, csv, _ = data
     parted = prepare(client, open_source(str(folder / "part*.parquet")), config(), batch_bytes=1)  # one node a group

@@ -184,7 +184,8 @@ def test_fast_and_bitset_kernels_agree_with_a_tuple_count_on_cargo_with_all_97_q
     table = read_csv(cargo_csv)
     qis = list(table.columns[table.columns.index("nr") + 1:])
     assert len(qis) == 97
-    prepared = prepare(table, Config(qi=qis, k=2, suppression=0.005, prune=False), require_feasible=False)
+    prepared = prepare(table, Config(qi=qis, k=2, suppression=0.005, prune=False, keep_unnamed=True),
+                       require_feasible=False)
     encoded, models = prepared.encoded, prepared.evaluator.models
     fast = NodeEvaluator(encoded, models, 0.005, kernel="fast")
     bitset = NodeEvaluator(encoded, models, 0.005, kernel="bitset")

@@ -57,6 +57,7 @@ def test_the_sha256_of_a_file_covers_every_byte_past_the_first_mib(tmp_path: Pat
     assert sha256_file(path) == hashlib.sha256(data[:-1] + bytes([data[-1] ^ 1])).hexdigest()
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_kgen_check_report_refuses_a_release_changed_after_its_first_mib(tmp_path: Path) -> None:
     """A release of 1.5 MB (a long non-QI column); one byte near its end changed after the run."""
     rng = random.Random(1)

@@ -73,6 +73,7 @@ def test_every_config_field_is_recorded_with_defaults_marked() -> None:
     assert other.report["provenance"]["hierarchies"]["a"]["sha256"] != prov["hierarchies"]["a"]["sha256"]
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_check_with_report_passes_on_the_release_and_fails_on_a_changed_file(released) -> None:
     _, _, out, report = released
     done = run_kgen("check", str(out), "--qi", "a,b", "--k", "4", "--report", str(report))

@@ -13,6 +13,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,6 +62,7 @@ def write_csv(path: Path, columns: dict[str, list[str]], separator: str) -> None
     path.write_text(buffer.getvalue(), encoding="utf-8")
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_every_table_anonymize_writes_passes_check(case: dict) -> None:

@@ -320,6 +320,7 @@ def write(path: Path, table: dict[str, list[str]]) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_kgen_risk_command_prints_the_figures(tmp_path: Path) -> None:
     source = write(tmp_path / "mixed.csv", mixed_table())
     done = run_kgen("risk", str(source), "--qi", "a,b", "--json")
@@ -332,6 +333,7 @@ def test_kgen_risk_command_prints_the_figures(tmp_path: Path) -> None:
     assert max(len(line) for line in text.stdout.splitlines()) <= 100
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_kgen_risk_generalizes_a_raw_population_with_the_report(tmp_path: Path) -> None:
     raw = {"a": [str(i % 10) for i in range(40)], "b": ["x"] * 40}
     source = write(tmp_path / "raw.csv", raw)
@@ -348,6 +350,7 @@ def test_kgen_risk_generalizes_a_raw_population_with_the_report(tmp_path: Path) 
     assert j["population_rows"] == 400 and j["max"] == pytest.approx(1 / 200)  # two classes of 200 in P
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_kgen_risk_errors_are_one_line(tmp_path: Path) -> None:
     source = write(tmp_path / "mixed.csv", mixed_table())
     for args in (["--qi", "a,zz"], ["--qi", "a", "--risk-threshold", "2"], [],

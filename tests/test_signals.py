@@ -58,6 +58,7 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see the workers")
 def test_sigterm_stops_a_parallel_run_like_ctrl_c_and_leaves_nothing_behind(tmp_path: Path) -> None:
     source, qis = long_table(tmp_path)
@@ -171,6 +172,7 @@ def test_out_of_memory_in_a_real_process_is_exit_5(tmp_path: Path) -> None:
     assert len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # over 2 s: in the slow step, to keep the default run under 3 minutes
 def test_a_closed_pipe_ends_kgen_check_quietly_with_its_own_status(tmp_path: Path) -> None:
     source = tmp_path / "wide.csv"
     source.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(40_000)))
