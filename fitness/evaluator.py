@@ -152,6 +152,9 @@ class NodeEvaluator:
             raise ValueError(f"unknown kernel {kernel!r}")
         self.table = table
         self.models = tuple(models)
+        # the per-class models, then those that judge the released classes together (asked last: `violating`)
+        self.per_class = tuple(m for m in self.models if not getattr(m, "sample_based", False))
+        self.sample_based = tuple(m for m in self.models if getattr(m, "sample_based", False))
         self.suppression_limit = suppression_limit
         self.max_suppressed = math.floor(suppression_limit * table.n + 1e-9)
         self.objective: Objective = objective or Precision()
@@ -234,10 +237,9 @@ class NodeEvaluator:
         suppressed already, whatever the models say (a locally recoded release's suppressed rows), counted as
         breaking and never as released."""
         bad = np.zeros(partition.count, dtype=bool) if suppressed is None else suppressed.copy()
-        whole = [m for m in self.models if getattr(m, "sample_based", False)]
-        for model in (m for m in self.models if not getattr(m, "sample_based", False)):
+        for model in self.per_class:
             bad |= model.violating(partition, self.table)
-        for model in whole:
+        for model in self.sample_based:
             bad |= model.enforce(partition, self.table, bad)  # type: ignore[attr-defined] (sample_based promises it)
         return bad
 
