@@ -183,11 +183,6 @@ def build_models(values: Mapping[str, object], sensitive: Sequence[str]) -> list
     return models
 
 
-def asked_families(values: Mapping[str, object]) -> list[str]:
-    """The names of the families that `values` ask for."""
-    return [f.name for f in FAMILIES.values() if f.asked(values)]
-
-
 def read_model(description: Mapping[str, object]) -> PrivacyModel:
     """The model a report's description saved; InputError for a family this kgen does not know."""
     family = FAMILIES.get(str(description.get("model")))
