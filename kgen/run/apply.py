@@ -112,8 +112,9 @@ def check_model(m: object, i: int, sensitive: list[str], name: str) -> PrivacyMo
         raise bad(name, f"{key}.{named}", error.message[len(named) + 1:]) from None
 
 
-def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
+def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> list[PrivacyModel]:
     """Check a saved report as strictly as command-line input; InputError (exit 2) naming the file and key.
+    Returns its models, read back (`validate_models`).
 
     Levels in `node` (and `heights`) are whole numbers >= 0 (a bool, a fraction, text or a negative level is
     refused, never rounded or read as "the top"); `models` holds exactly one k-anonymity model and only models
@@ -130,7 +131,7 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> None:
     validate_settings(report, name)
     validate_controls(report, name)
     validate_refinements(report, qis, name)
-    validate_models(report, sensitive, name, allow_k1)
+    return validate_models(report, sensitive, name, allow_k1)
 
 
 def validate_levels(report: Mapping, qis: list[str], name: str) -> None:
@@ -381,7 +382,7 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     """
     source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
-    validate_report(saved, source, allow_k1)
+    models = validate_report(saved, source, allow_k1)
     changes = hierarchy_changes(saved, source, overrides or {}, hierarchy_dir)
     if changes and not allow_changed_hierarchies:
         raise InputError(f"{changes[0]}; give --allow-changed-hierarchies (allow_changed_hierarchies=True) to "
@@ -389,7 +390,6 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     table = as_table(data)
     config = config_from_report(saved, source, overrides, hierarchy_dir, suppression, drop_suppressed, strict,
                                 keep=keep, keep_unnamed=keep_unnamed, allow_k1=allow_k1, columns=table.columns)
-    models = validate_models(saved, list(saved.get("sensitive", [])), source, True)
     prepared = api.prepare(table, config, models, require_feasible=False)
     api.emit_warnings(prepared.table, config, warn)
     applied = apply_node(prepared, saved, source, drop_suppressed, invocation)
