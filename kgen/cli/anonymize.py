@@ -23,6 +23,7 @@ from kgen.cli.options import (
     number,
     parse_hierarchies,
     public_report_option,
+    quiet_option,
 )
 from kgen.cli.progress import ProgressBar
 from kgen.io.files import check_target, same_file
@@ -183,6 +184,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     anon.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report (docs/report.md)")
     public_report_option(anon)
     add_output_arguments(anon)
-    anon.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    quiet_option(anon)
     add_config_argument(anon)
     anon.set_defaults(run=run_anonymize)

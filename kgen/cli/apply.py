@@ -18,7 +18,8 @@ from kgen.cli.options import (
     number,
     parse_hierarchies,
     public_report_option,
-    separator,
+    quiet_option,
+    separator_option,
 )
 from kgen.io.files import check_target, same_file
 from kgen.report import provenance
@@ -113,8 +114,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                        help="override a QI's hierarchy saved in the report (repeated and/or comma-separated)")
     apply.add_argument("--suppression", type=number(float, "suppression"),
                        help="suppression limit (default: the report's)")
-    apply.add_argument("--separator", type=separator,
-                       help="field separator of the input: , ; | or tab (default: detected from the file)")
+    separator_option(apply)
     encoding_option(apply)
     allow_k1_option(apply, "apply a report whose k is 1 (it protects no one; refused without this)")
     keep_options(apply)
@@ -125,6 +125,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     apply.add_argument("--verify-release", metavar="FILE",
                        help="refuse to apply --report unless FILE (its release) matches the report's SHA-256")
     add_output_arguments(apply)
-    apply.add_argument("--quiet", action="store_true", help="print no summary (warnings and errors still show)")
+    quiet_option(apply)
     add_config_argument(apply)
     apply.set_defaults(run=run_apply)

@@ -12,11 +12,11 @@ from kgen.check.rules import rules_from_models
 from kgen.cli.console import read_input
 from kgen.cli.options import (
     add_model_arguments,
-    columns,
     command_parser,
     hierarchy_options,
     number,
     parse_hierarchies,
+    sensitive_option,
 )
 from kgen.report import provenance
 from kgen.run.config import resolve_resources
@@ -109,8 +109,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     check.add_argument("input", help="the released CSV file")
     add_model_arguments(check, required=False)
     check.add_argument("--show", type=number(int, "show"), default=20, help="how many violating rows to list")
-    check.add_argument("--sensitive", type=columns, action="extend", default=[],
-                       help="sensitive columns to check l / t on: comma-separated and/or repeated")
+    sensitive_option(check, "sensitive columns to check l / t on")
     check.add_argument("--report", help="the release's kgen report: every claim it makes is checked (QIs, "
                        "identifiers, models, suppression limit, node, checksums); --qi/--k/... may only add to it")
     check.add_argument("--original", metavar="FILE", help="with --report: the input the release was made from "

@@ -13,6 +13,7 @@ from kgen.cli.options import (
     command_parser,
     config_from_args,
     number,
+    seed_option,
 )
 from kgen.report import html as html_report
 from kgen.report import summary as summarizing
@@ -68,7 +69,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--suppression", type=number(float, "suppression"), default=0.01,
                       help="fraction of rows that may be suppressed")
     demo.add_argument("--algorithm", default=Config.algorithm, help=f"{', '.join(sorted(REGISTRY))}")
-    demo.add_argument("--seed", type=number(int, "seed"), default=0, help="random seed of the search")
+    seed_option(demo)
     demo.add_argument("--output-dir", default="kgen-demo", help="folder for the release and its report")
     add_output_arguments(demo)
     demo.set_defaults(run=run_demo)

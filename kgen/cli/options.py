@@ -209,13 +209,27 @@ def sensitive_option(parser: argparse.ArgumentParser, text: str = "sensitive col
                         help=f"{text}: comma-separated and/or repeated")
 
 
+def hierarchy_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+
+
+def missing_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--missing", type=tokens, action="extend",
+                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+
+
+def separator_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--separator", type=separator,
+                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+
+
 def hierarchy_options(parser: argparse.ArgumentParser, folder: bool = True) -> None:
     parser.add_argument("--hierarchy", type=hierarchy_items, action="extend", default=[], metavar="COL=SPEC",
                         help="ARX CSV file or builder: decimal, intervals:W1,W2, mask, date[:FMT], flat, and "
                              "more (docs/usage.md; preview: kgen hierarchy); repeated and/or comma-separated "
                              "(age=decimal,zip=mask)")
     if folder:
-        parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
+        hierarchy_dir_option(parser)
 
 
 def add_hierarchy_preview_arguments(parser: argparse.ArgumentParser) -> None:
@@ -225,11 +239,9 @@ def add_hierarchy_preview_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--builder", metavar="SPEC",
                         help="a builder or an ARX CSV file, as --hierarchy COL=SPEC takes (default: the run's "
                              "default for the column: decimal for numbers, flat otherwise)")
-    parser.add_argument("--hierarchy-dir", help="folder with *hierarchy_<COL>.csv files")
-    parser.add_argument("--missing", type=tokens, action="extend",
-                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
-    parser.add_argument("--separator", type=separator,
-                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+    hierarchy_dir_option(parser)
+    missing_option(parser)
+    separator_option(parser)
     parser.add_argument("--output", metavar="FILE.csv", help="write the hierarchy as an ARX CSV file")
 
 
@@ -287,8 +299,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, required: bool = True, 
     qi_option(parser, required)
     privacy_options(parser, None if k else [p.name for p in privacy.parameters() if p.name != "k"], required)
     suppression_option(parser, 0.0 if required else None)
-    parser.add_argument("--separator", type=separator,
-                        help="field separator of the input: , ; | or tab (default: detected from the file)")
+    separator_option(parser)
     encoding_option(parser)
 
 
@@ -317,8 +328,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the information loss to minimize (see docs/metrics.md)")
     hierarchy_options(parser)
     add_control_arguments(parser)
-    parser.add_argument("--missing", type=tokens, action="extend",
-                        help="missing-value tokens, comma-separated and/or repeated (default: empty, ?, NA)")
+    missing_option(parser)
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
