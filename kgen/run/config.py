@@ -141,7 +141,7 @@ class Settings:
     max_levels : mapping of str to int
         Per QI, the greatest level the release may use (`--max-level QI=L`).
     weights : mapping of str to float
-        Per QI, its weight in the objective (`--weight QI=W`, W >= 0; QIs not named weigh 1): for log, loss,
+        Per QI, its weight in the objective (`--weight QI=W`, W > 0; QIs not named weigh 1): for log, loss,
         ncp and entropy only (docs/metrics.md). All 1 is the unweighted objective.
 
     The privacy models' parameters are fields of `Config` too, one per parameter of each family in

@@ -25,7 +25,7 @@ from kgen.run.prepare import Prepared, prepare
 from kgen.run.recoding import Refined, refine
 from kgen.run.record import record
 from kgen.run.result import Result
-from kgen.run.roles import identifier_warnings, run_warnings
+from kgen.run.roles import identifier_warnings, run_warnings, unnamed_columns
 from kgen.runners import parallel
 from kgen.status import IdentifierWarning, KgenWarning
 from lattice.errors import InputError, NoSolutionError
@@ -186,8 +186,9 @@ def emit_warnings(table: Table, config: Config, warn: Callable[[str], None] | No
     """The run's warnings before the search: to `warn` (the command line prints them on stderr), else as
     Python warnings (`kgen.IdentifierWarning` for a kept column that looks like an identifier, else
     `kgen.KgenWarning`), so that a notebook shows them. They are in the report's `warnings` either way."""
-    identifiers = set(identifier_warnings(table, config))
-    for message in run_warnings(table, config):
+    unnamed = unnamed_columns(table, config)
+    identifiers = set(identifier_warnings(table, config, unnamed))
+    for message in run_warnings(table, config, unnamed):
         if warn is not None:
             warn(message)
         else:

@@ -58,7 +58,8 @@ def record(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, r
     risk = sizes_report(partition.sizes[~bad], kept if dropped else prepared.table.n,
                         0 if dropped else prepared.table.n - kept, list(config.qi), DEFAULT_THRESHOLD)
     table = prepared.table
-    return Recorded(metrics, privacy, risk, unnamed_columns(table, config), run_warnings(table, config),
+    unnamed = unnamed_columns(table, config)
+    return Recorded(metrics, privacy, risk, unnamed, run_warnings(table, config, unnamed),
                     dict(invocation) if invocation is not None else provenance.api_invocation(),
                     lower_bound_record(prepared, result) if result is not None else {})
 
@@ -88,7 +89,8 @@ def refined_record(prepared: Prepared, refined: Refined, result: SearchResult | 
         controls["local_recoding"] |= {"ncp_before": mixed_cost(cell_costs(prepared.encoded, "ncp"),
                                                                 recoding.nodes[:1], alone),
                                        "ncp_after": metrics["ncp"]}
-    return Recorded(metrics, privacy, risk, unnamed_columns(table, config), run_warnings(table, config),
+    unnamed = unnamed_columns(table, config)
+    return Recorded(metrics, privacy, risk, unnamed, run_warnings(table, config, unnamed),
                     dict(invocation) if invocation is not None else provenance.api_invocation(),
                     lower_bound_record(prepared, result) if result is not None else {},
                     {"suppressed": table.n - kept, "classes": int(sizes.size),

@@ -64,16 +64,18 @@ def find_unnamed(table: Table, config: Config) -> list[dict]:
     return found
 
 
-def identifier_warnings(table: Table, config: Config) -> list[str]:
-    """One warning per kept column that looks like an identifier (`unnamed_columns`)."""
-    return [identifier_warning(u["column"], u["reason"]) for u in unnamed_columns(table, config)]
+def identifier_warnings(table: Table, config: Config, unnamed: list[dict] | None = None) -> list[str]:
+    """One warning per kept column that looks like an identifier (`unnamed_columns`, or `unnamed` when the
+    caller found them already: each costs a pass over the column)."""
+    found = unnamed_columns(table, config) if unnamed is None else unnamed
+    return [identifier_warning(u["column"], u["reason"]) for u in found]
 
 
-def run_warnings(table: Table, config: Config) -> list[str]:
+def run_warnings(table: Table, config: Config, unnamed: list[dict] | None = None) -> list[str]:
     """What the run should warn about before searching (stderr and the report's `warnings`): kept columns
     that look like identifiers (a line per column, at most MAX_NAMES of them: the report lists them all), and
-    more jobs than usable cores."""
-    warnings = identifier_warnings(table, config)
+    more jobs than usable cores. `unnamed`: `unnamed_columns` already found by the caller."""
+    warnings = identifier_warnings(table, config, unnamed)
     if len(warnings) > MAX_NAMES:
         hidden = len(warnings) - MAX_NAMES
         warnings = warnings[:MAX_NAMES] + [f"and {hidden} more kept columns look like identifiers; the report's "
