@@ -30,6 +30,7 @@ evaluation carries whatever the objective.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
@@ -37,8 +38,9 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from fitness.encoding import EncodedQI, EncodedTable
+from fitness.kernel import class_sizes
 from fitness.labels import is_number
-from fitness.metrics import aecs, discernibility, suppressed_fraction
+from fitness.metrics import aecs, block_entropy, discernibility, dm_star, geometric_aggregate, suppressed_fraction
 from lattice.errors import InputError
 from lattice.node import height, precision_loss
 
@@ -479,6 +481,219 @@ class NonUniformEntropy(CellCostObjective):
     name: ClassVar[str] = "entropy"
 
 
+# --- ARX's metric variants under suppression (issue 27 item 5; docs/metrics.md "ARX's metrics") ------------------
+# Each reproduces the score ARX's own implementation gives, so that an ARX result can be reproduced; the losses
+# below map those scores onto [0, 1] without changing their order (`arx_score` gives the raw score).
+
+def entropy_score(node: Sequence[int], table: EncodedTable) -> float:
+    """ARX's non-uniform entropy of every row at `node`, suppressed or not, in bits: sum over QIs and rows of
+    -log2(#rows with the original value / #rows with the generalized value) (`MetricMDNUEntropyPrecomputed`)."""
+    costs = cell_costs(table, "entropy")
+    return float(sum(costs.total[i][x] for i, x in enumerate(node)))
+
+
+def suppressed_block_entropy(node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> float:
+    """The suppressed rows' entropy as their own block (`fitness.metrics.block_entropy`), summed over QIs, each
+    QI's values read at the node's level."""
+    if suppressed_rows is None or not suppressed_rows.size:
+        return 0.0
+    return sum(block_entropy(np.bincount(q.codes[x][suppressed_rows], minlength=q.cards[x]))
+               for q, x in zip(table.qis, node))
+
+
+def entropy_bound(table: EncodedTable) -> float:
+    """2 q n log2 n: no cell costs more than log2 n at its level nor again as a suppressed block's member, so the
+    non-monotonic entropy divided by it lies in [0, 1] (ARX's own maximum per QI is 2 n log2 n too)."""
+    n = table.n
+    return 2.0 * len(table.qis) * n * math.log2(n) if n > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class ArxEntropy:
+    """ARX's monotonic non-uniform entropy (`Metric.createPrecomputedEntropyMetric(threshold, true)`): every
+    row is charged at the node's level whether it is suppressed or not, so the loss depends on the node alone
+    and never falls when a level rises, suppression or not. Normalized as `entropy` (by the fully generalized
+    table's entropy): with nothing suppressed the two are equal."""
+
+    name: ClassVar[str] = "arx-entropy"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return self.lower_bound(node, table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        return self.lower_bound(node, table)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        norm = cell_costs(table, "entropy").norm
+        return min(max(entropy_score(node, table) / norm, 0.0), 1.0) if norm > 0 else 0.0
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray) -> float:
+        """ARX's score: the entropy in bits."""
+        return entropy_score(node, table)
+
+
+@dataclass(frozen=True)
+class ArxEntropyNonMonotone:
+    """ARX's non-monotonic non-uniform entropy (`Metric.createPrecomputedEntropyMetric(threshold)` and
+    `(threshold, false)`): `arx-entropy` plus, per QI, the suppressed rows' entropy as a block of their own
+    (`fitness.metrics.block_entropy`). Releasing suppressed rows can lower it, so it is monotone only among
+    nodes that suppress nothing; `arx-entropy`'s score is its lower bound. Divided by `entropy_bound`."""
+
+    name: ClassVar[str] = "arx-entropy-nm"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        return self.normalized(self.score(node, table, released_sizes, suppressed_rows), table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.normalized(entropy_score(node, table), table)
+
+    def normalized(self, score: float, table: EncodedTable) -> float:
+        """`score` (bits) over `entropy_bound`, in [0, 1]."""
+        bound = entropy_bound(table)
+        return min(max(score / bound, 0.0), 1.0) if bound > 0 else 0.0
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score in bits."""
+        return entropy_score(node, table) + suppressed_block_entropy(node, table, suppressed_rows)
+
+
+def every_class_size(node: Sequence[int], table: EncodedTable, released_sizes: np.ndarray,
+                     suppressed_rows: np.ndarray | None) -> np.ndarray:
+    """The sizes of all classes of the node: the released ones and those its suppressed rows form."""
+    if suppressed_rows is None or not suppressed_rows.size:
+        return released_sizes
+    columns, cards = table.columns(node)
+    grouped = class_sizes([c[suppressed_rows] for c in columns], cards, int(suppressed_rows.size))
+    return np.concatenate([released_sizes, grouped])
+
+
+@dataclass(frozen=True)
+class ArxDiscernibility:
+    """ARX's monotonic discernibility DM* (`Metric.createDiscernabilityMetric(true)`): sum of |E|^2 over every
+    class of the node, a suppressed class counting as the class it is (`fitness.metrics.dm_star`). Suppression
+    does not change it and classes only merge when a level rises, so it is monotone whatever is suppressed.
+    Divided by n^2. It reads the suppressed rows (to group them), so an array device falls back to the CPU."""
+
+    name: ClassVar[str] = "arx-dm"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        n = table.n
+        return self.score(node, table, released_sizes, suppressed_rows) / (n * n) if n else 0.0
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> None:
+        return None
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score: DM*."""
+        return dm_star(every_class_size(node, table, class_sizes, suppressed_rows))
+
+
+def arx_domain_share(qi: EncodedQI, level: int) -> np.ndarray:
+    """Per leaf, (m - 1) / (D - 1) for the value covering it at `level`, m of the D leaves of the hierarchy
+    (`EncodedQI.domain`; the data's leaves when the hierarchy has no others): ARX's domain share, normalized as
+    ARX normalizes its Loss per QI ((share - 1/D) / (1 - 1/D), `MetricMDNMLoss`)."""
+    if qi.domain is None:
+        return hierarchy_share(qi, level)
+    counts, size = qi.domain
+    if size <= 1:
+        return np.zeros(qi.cards[0])
+    return (counts[level][leaf_map(qi, level)] - 1.0) / (size - 1.0)
+
+
+def _build_arx_loss_costs(table: EncodedTable) -> CellCosts:
+    leaf_cost, totals, suppressed_cost, leaf_codes = [], [], [], []
+    for qi in table.qis:
+        counts = np.bincount(qi.codes[0], minlength=qi.cards[0]).astype(np.float64)
+        levels = tuple(arx_domain_share(qi, level) for level in range(qi.height + 1))
+        leaf_cost.append(levels)
+        totals.append(tuple(float(counts @ c) for c in levels))
+        suppressed_cost.append(np.ones(qi.cards[0]))
+        leaf_codes.append(qi.codes[0])
+    return CellCosts(tuple(leaf_cost), tuple(totals), tuple(suppressed_cost), tuple(leaf_codes), float(table.n))
+
+
+@dataclass(frozen=True)
+class ArxLoss:
+    """ARX's Loss (`Metric.createLossMetric()`, `createPrecomputedLossMetric(threshold)`): per QI, the mean over
+    rows of the domain share its value covers (`arx_domain_share`, of the hierarchy's leaves), a suppressed cell
+    costing 1; the QIs' losses aggregated by ARX's geometric mean (`fitness.metrics.geometric_aggregate`). The
+    loss is ARX's score itself. Releasing suppressed rows can lower it: monotone only among nodes that suppress
+    nothing; its lower bound is the loss with nothing suppressed."""
+
+    name: ClassVar[str] = "arx-loss"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        return self.score(node, table, released_sizes, suppressed_rows)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.score(node, table, np.zeros(0, dtype=np.int64), None)
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score, in [0, 1]."""
+        return geometric_aggregate(self.per_qi(node, table, suppressed_rows))
+
+    def per_qi(self, node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> np.ndarray:
+        """Each QI's loss in [0, 1] (ARX's per-attribute Loss)."""
+        costs = table.derived(("cell costs", self.name), lambda: _build_arx_loss_costs(table))
+        n = max(table.n, 1)
+        values = np.array([costs.total[i][x] for i, x in enumerate(node)], dtype=np.float64)
+        if suppressed_rows is not None and suppressed_rows.size:
+            for i, x in enumerate(node):
+                values[i] += float(np.sum(1.0 - costs.leaf_cost[i][x][costs.leaf_codes[i][suppressed_rows]]))
+        return np.clip(values / n, 0.0, 1.0)
+
+
 OBJECTIVES: dict[str, type[Objective]] = {
     "log": Precision,
     "dm": Discernibility,
@@ -486,6 +701,10 @@ OBJECTIVES: dict[str, type[Objective]] = {
     "ncp": NormalizedCertaintyPenalty,
     "loss": GeneralizedLoss,
     "entropy": NonUniformEntropy,
+    "arx-entropy": ArxEntropy,
+    "arx-entropy-nm": ArxEntropyNonMonotone,
+    "arx-dm": ArxDiscernibility,
+    "arx-loss": ArxLoss,
 }
 
 
