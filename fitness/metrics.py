@@ -44,8 +44,9 @@ def block_entropy(counts: np.ndarray) -> float:
 
 def geometric_aggregate(values: np.ndarray) -> float:
     """prod_i (1 + v_i)^(1/q) - 1 over the q per-QI losses v_i in [0, 1]: ARX's default aggregate of its
-    multi-dimensional metrics (`ILMultiDimensionalGeometricMean`), in [0, 1] again (0 for no QI)."""
+    multi-dimensional metrics (`ILMultiDimensionalGeometricMean`), in [0, 1] again (0 for no QI; clipped there,
+    since a product of q-th roots of 2 may round to 1 + 4e-16)."""
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         return 0.0
-    return float(np.prod((1.0 + values) ** (1.0 / values.size)) - 1.0)
+    return min(max(float(np.prod((1.0 + values) ** (1.0 / values.size)) - 1.0), 0.0), 1.0)

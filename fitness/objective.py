@@ -746,8 +746,9 @@ def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: n
     Returns
     -------
     dict
-        Raw figures (log, los, dm, aecs as in SPEC section 3, height) and every objective's loss in [0, 1]
-        (dm_normalized, aecs_normalized, ncp, loss, entropy).
+        Raw figures (log, los, dm, aecs as in SPEC section 3, height), every objective's loss in [0, 1]
+        (dm_normalized, aecs_normalized, ncp, loss, entropy, and ARX's variants `arx_metrics`) and ARX's raw
+        scores (arx_entropy_bits, arx_entropy_nm_bits, dm_star; ARX's Loss score is `arx-loss` itself).
     """
     n = table.n
     suppressed = int(suppressed_rows.size)
@@ -762,6 +763,24 @@ def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: n
         "loss": cell_costs(table, "loss").normalized(node, suppressed_rows),
         "entropy": cell_costs(table, "entropy").normalized(node, suppressed_rows),
         "height": height(node),
+        **arx_metrics(table, node, released_sizes, suppressed_rows),
+    }
+
+
+def arx_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.ndarray,
+                suppressed_rows: np.ndarray) -> dict:
+    """ARX's metric variants of a node for the report: each one's loss in [0, 1] under its `--metric` name and
+    ARX's raw scores, so a release can be compared with an ARX result figure for figure."""
+    suppressed = int(suppressed_rows.size)
+    entropy_nm, dm = ArxEntropyNonMonotone(), ArxDiscernibility()
+    return {
+        "arx-entropy": ArxEntropy()(node, released_sizes, suppressed, table),
+        "arx-entropy-nm": entropy_nm(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-dm": dm(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-loss": ArxLoss()(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx_entropy_bits": entropy_score(node, table),
+        "arx_entropy_nm_bits": entropy_nm.score(node, table, released_sizes, suppressed_rows),
+        "dm_star": dm.score(node, table, released_sizes, suppressed_rows),
     }
 
 
