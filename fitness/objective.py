@@ -519,7 +519,8 @@ class ArxEntropy:
     monotone: ClassVar[bool] = True
     monotone_without_suppression: ClassVar[bool] = True
     needs_rows: ClassVar[bool] = False
-    from_summary: ClassVar[bool] = True
+    # it reads the table's value counts, which a partitioned run's coordinator does not hold: not a summary
+    from_summary: ClassVar[bool] = False
     node_only: ClassVar[bool] = False
     separable: ClassVar[bool] = True
 
@@ -529,7 +530,7 @@ class ArxEntropy:
 
     def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
                      table: EncodedTable) -> float:
-        return self.lower_bound(node, table)
+        raise TypeError(f"the {self.name} objective reads the table's value counts, not a summary of the classes")
 
     def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
         norm = cell_costs(table, "entropy").norm
