@@ -177,3 +177,18 @@ def test_anonymize_with_an_arx_metric_reports_arxs_score_and_apply_keeps_it(tmp_
     assert again.read_bytes() == out.read_bytes()
     applied = json.loads(again.with_suffix(".json").read_text())
     assert applied["metric"] == "arx-dm" and applied["loss"] == pytest.approx(report["loss"])
+
+
+def test_average_risk_suppresses_the_equal_sized_class_whose_first_row_comes_first() -> None:
+    """ARX orders classes of equal size by their representative (first) row when it suppresses the smallest
+    for a risk threshold; which one goes decides the released rows (and ARX's RiskBased case 0 score). Classes
+    q (row 0), p (row 1), r (rows 2-4): risk 3/5 > 0.5; suppressing one singleton gives 2/4. `q` comes first
+    although `p` sorts first by value."""
+    from fitness.privacy.average_risk import AverageRisk
+
+    h = Hierarchy.from_rows("x", [["p", "*"], ["q", "*"], ["r", "*"]])
+    config = Config(qi=["x"], k=1, suppression=0.5, hierarchies={"x": h}, prune=False, keep_unnamed=True,
+                    allow_k1=True)
+    table = prepare(from_mapping({"x": ["q", "p", "r", "r", "r"]}), config, require_feasible=False).encoded
+    evaluator = NodeEvaluator(table, [KAnonymity(1), AverageRisk(0.5)], 0.5)
+    assert evaluator.suppressed_rows((0,)).tolist() == [True, False, False, False, False]
