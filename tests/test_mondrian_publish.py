@@ -352,3 +352,38 @@ def test_distributed_mondrian_tasks_read_their_fragments_in_the_given_encoding(t
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.glob("part-*.csv")))
     assert "Zürich" in text and "Genève" in text
     assert strict_json(tmp_path / "parts.json")["verified"]["passed"] is True
+
+
+def test_mondrian_reads_an_excel_workbook_and_checks_the_release_against_it(tmp_path: Path) -> None:
+    """An `.xlsx` input, as `kgen anonymize` reads it (before: "is not UTF-8 text"): the centralized run and
+    its independent check read the first sheet as text; `mondrian-check` passes on it and fails at k + 1."""
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "city", "disease"])
+    for i in range(60):
+        sheet.append([20 + i % 30, ["Zürich", "Bern", "Genève"][i % 3], f"d{i % 2}"])
+    book.save(tmp_path / "people.xlsx")
+    out = tmp_path / "out.csv"
+    assert main(["mondrian", "--keep-unnamed", str(tmp_path / "people.xlsx"), "--qi", "age,city", "--k", "4",
+                 "--output", str(out), "--quiet"]) == 0
+    assert strict_json(tmp_path / "out.json")["verified"]["passed"] is True
+    assert "Zürich" in out.read_text(encoding="utf-8")
+    code, stdout, _ = run_cli("mondrian-check", str(tmp_path / "people.xlsx"), str(out), "--qi", "age,city",
+                              "--k", "4")
+    assert code == 0 and stdout.startswith("PASS"), stdout
+    smallest = int(stdout.split("smallest ")[1].split(",")[0])
+    code, stdout, _ = run_cli("mondrian-check", str(tmp_path / "people.xlsx"), str(out), "--qi", "age,city",
+                              "--k", str(smallest + 1))
+    assert code == 1 and stdout.startswith("FAIL")
+
+
+def test_two_excel_workbooks_are_one_line(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    for name in ("a.xlsx", "b.xlsx"):
+        book = openpyxl.Workbook()
+        book.active.append(["age"])
+        book.save(tmp_path / name)
+    code, _, stderr = run_cli("mondrian", "--keep-unnamed", str(tmp_path / "*.xlsx"), "--qi", "age", "--k", "2",
+                              "--output", str(tmp_path / "out.csv"))
+    assert code == 2 and "more than one Excel workbook" in stderr and len(stderr.strip().splitlines()) == 1

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from kgen.io.files import not_found
+from kgen.io.table import EXCEL_SUFFIXES, read_excel
 from lattice.errors import InputError
 
 KINDS = ("hierarchy", "prefix", "set", "interval")
@@ -84,6 +85,9 @@ def read_text_table(path: str | os.PathLike, encoding: str = "utf-8") -> pd.Data
     if len(files) > 1:
         return pd.concat([read_text_table(f, encoding) for f in files], ignore_index=True)
     target = files[0]
+    if target.suffix.lower() in EXCEL_SUFFIXES:  # the shared reader's text of each cell, as the engine read it
+        sheet = read_excel(target)
+        return pd.DataFrame({c: list(sheet.column(c)) for c in sheet.columns}, dtype=object)
     if target.suffix.lower() in (".parquet", ".pq"):
         frame = pd.read_parquet(target)
         return pd.DataFrame({c: frame[c].astype(str).astype(object) for c in frame.columns})

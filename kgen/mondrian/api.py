@@ -39,6 +39,8 @@ def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
                      None)
         frame = batch.to_pandas() if batch is not None else pd.DataFrame(columns=list(columns))
         return frame.astype(str)
+    if source.sheet is not None:
+        return pd.DataFrame({c: source.sheet[c][:PEEK_ROWS] for c in columns}, dtype=object)
     try:
         return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
                            usecols=list(columns),

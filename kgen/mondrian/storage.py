@@ -27,15 +27,21 @@ import pandas as pd
 
 from kgen.io.csvio import UTF8, check_encoding, detect_separator
 from kgen.io.files import not_found, open_input
-from kgen.io.table import read_table
+from kgen.io.table import EXCEL_SUFFIXES, read_excel, read_table
 from lattice.errors import InputError
 
 Clause = dict
 Condition = list
 
 
+def _kind(path: str) -> str:
+    lower = path.lower()
+    return "parquet" if lower.endswith((".parquet", ".pq")) else "excel" if lower.endswith(EXCEL_SUFFIXES) else "csv"
+
+
 def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
-    """The files of a source (a file, a glob, or a folder of .csv or .parquet files) and their format."""
+    """The files of a source (a file, a glob, or a folder of .csv or .parquet files, or one Excel workbook)
+    and their format."""
     text = str(source)
     if any(ch in text for ch in "*?["):
         files = sorted(glob.glob(text))
@@ -47,9 +53,11 @@ def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
         raise not_found(text)  # missing, or a FIFO or device: said as it is
     if not files:
         raise InputError("matches no .csv or .parquet file", file=text)
-    kinds = {"parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" for f in files}
+    kinds = {_kind(f) for f in files}
     if len(kinds) > 1:
-        raise InputError("mixes CSV and Parquet files; give one kind", file=text)
+        raise InputError("mixes CSV, Parquet or Excel files; give one kind", file=text)
+    if kinds == {"excel"} and len(files) > 1:
+        raise InputError("names more than one Excel workbook; give one (or CSV/Parquet files)", file=text)
     return files, kinds.pop()
 
 
@@ -85,8 +93,15 @@ class Source:
         self.source = str(source)
         self.encoding = check_encoding(encoding)
         self.files, self.format = files_of(source)
+        self.sheet: dict[str, list[str]] | None = None
         if self.format == "csv":
             self.columns, self.separator = csv_header(self.files[0], self.encoding)
+        elif self.format == "excel":
+            # An Excel sheet (at most 1,048,576 rows) is read whole, as text, by the shared reader; it then
+            # travels with the Source to each task, which scans it like a file.
+            table = read_excel(self.files[0])
+            self.columns, self.separator = list(table.columns), ","
+            self.sheet = {c: list(table.column(c)) for c in table.columns}
         else:
             # optional dependency: pyarrow (extra `parquet`)
             import pyarrow.parquet as pq
@@ -115,6 +130,9 @@ class Source:
         numeric = set(numeric)
         if self.format == "parquet":
             return ds.dataset(self.files, format="parquet")
+        if self.sheet is not None:
+            return ds.dataset(pa.table({c: pa.array(v, pa.string()).cast(pa.float64()) if c in numeric else
+                                        pa.array(v, pa.string()) for c, v in self.sheet.items()}))
         types = {c: pa.float64() if c in numeric else pa.string() for c in self.columns}
         fmt = ds.CsvFileFormat(
             parse_options=pacsv.ParseOptions(delimiter=self.separator, newlines_in_values=True),
@@ -154,7 +172,8 @@ class Source:
                 read_table(path, self.separator, encoding=self.encoding)
             except InputError as error:
                 return error
-        return InputError("cannot be read as a table (a malformed Parquet or CSV file)", file=self.source)
+        return InputError("cannot be read as a table (a malformed Parquet or CSV file, or a text value in a column "
+                          "read as numeric)", file=self.source)
 
     def count_rows(self) -> int:
         return int(self.dataset().count_rows())
