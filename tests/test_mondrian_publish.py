@@ -387,3 +387,26 @@ def test_two_excel_workbooks_are_one_line(tmp_path: Path) -> None:
     code, _, stderr = run_cli("mondrian", "--keep-unnamed", str(tmp_path / "*.xlsx"), "--qi", "age", "--k", "2",
                               "--output", str(tmp_path / "out.csv"))
     assert code == 2 and "more than one Excel workbook" in stderr and len(stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # a 600,000-row table: over 2 s
+def test_mondrian_out_of_memory_is_one_line_with_mondrian_advice(tmp_path: Path) -> None:
+    """A Mondrian run that the address-space limit cannot hold: exit 5, one line naming the file and Mondrian's
+    own way out (--workers), never the anonymize-only --jobs / --max-evaluations, no traceback, no output."""
+    pytest.importorskip("resource")
+    rows = ["a,b,c,d"] + [f"{i},{i * 7 % 1000},{i % 97},{i % 13}" for i in range(600_000)]
+    source = tmp_path / "big.csv"
+    source.write_text("\n".join(rows) + "\n")
+    script = ("import resource, sys, numpy, pandas, pyarrow, kgen.cli.main, kgen.mondrian.core\n"
+              "from kgen.cli.main import main\n"
+              "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+              "limit = used + 60 * 2**20\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    out = subprocess.run([sys.executable, "-c", script, "mondrian", "--keep-unnamed", str(source), "--qi", "a,b,c",
+                          "--k", "2", "--output", str(tmp_path / "o.csv")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 5, out.stderr[-2000:]
+    assert "out of memory" in out.stderr and str(source) in out.stderr and "--workers" in out.stderr
+    assert "--jobs" not in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.csv").exists()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgen.cli.console import warn
+from kgen.cli.console import WORKING_ON, warn
 from kgen.cli.options import (
     allow_k1_option,
     cluster_options,
@@ -245,6 +245,9 @@ def run_mondrian(args: argparse.Namespace) -> int:
         else output.with_suffix(".json")
     if same_file(output, report):
         raise InputError("is given for both the output and the report", file=str(output))
+    WORKING_ON.clear()  # what the one-line out-of-memory message names and advises (kgen.cli.main)
+    WORKING_ON.update(file=args.input, advice="--workers N (each fragment's task holds only its part; Parquet "
+                                              "input lets a task read only its rows)")
     source = Source(args.input, args.encoding)
     hierarchies = hierarchy_files(args)
     protected = list(source.files) + list(hierarchies.values())
