@@ -34,6 +34,7 @@ from fitness.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, 
 from fitness.objective import OBJECTIVES
 from fitness.privacy.average_risk import AverageRisk
 from fitness.privacy.hierarchical_t import HierarchicalTCloseness
+from fitness.privacy.kmap import KMap
 from fitness.privacy.likeness import BetaLikeness
 from fitness.privacy.uniqueness import PopulationUniqueness
 from kgen import Config, prepare, read_csv
@@ -79,6 +80,8 @@ def build_model(spec: tuple, adult_dir: Path) -> object:
         return AverageRisk(*args)
     if kind == "uniqueness":  # ARX's Region.USA population: the sampling fraction is the rows over it
         return PopulationUniqueness(args[0], ADULT_ROWS / USA, args[1])
+    if kind == "k-map":  # estimated, ARX's zero-truncated Poisson at significance 0.01, Region.USA
+        return KMap(args[0], ADULT_ROWS / USA, "zero-truncated-poisson", 0.01)
     if kind == "beta":
         return BetaLikeness("occupation", args[1], args[0])
     raise ValueError(kind)
@@ -179,7 +182,10 @@ CASES = [
          0.3419039849540606),
     Case("BLikeness 4", 0.4, LOSS, "occupation", (("beta", "basic", 5.0),), (0, 2, 0, 0, 2, 0, 1, 0),
          0.23350465152356303),
-    # TestAnonymizationRiskBased (every attribute a QI; population uniqueness against ARX's USA population)
+    # TestAnonymizationKMap, the estimated cases (the others need a population table: δ-presence's input)
+    Case("KMap 0", 0.05, NM, "occupation", (("k-map", 3),), (0, 0, 1, 1, 0, 2, 2, 0), 130804.5332092598),
+    Case("KMap 1", 0.05, NM, "occupation", (("k-map", 1000),), (0, 0, 1, 1, 1, 2, 1, 0), 151894.1394841501),
+    # TestAnonymizationRiskBased (every attribute a QI)
     Case("RiskBased 0", 0.04, NM, None, (("average-risk", 0.01),), (1, 0, 1, 1, 3, 2, 2, 1, 1), 314637.8461904862),
 ]
 
@@ -198,8 +204,9 @@ NOT_RUN = [
          0.17599055898432758),
 ]
 
-# The default suite runs the cheapest case; the others read the whole lattice of Adult (slow)
-FAST = {"KAnonymity 0"}
+# The default suite runs one cheap case per kind of suppression charging (under 2 CPU s each on a loaded 2-core
+# machine); the others evaluate most of Adult's lattice (5 to 9 CPU s each: slow)
+FAST = {"KAnonymity 0", "Combinations 45", "TCloseness 4"}
 
 
 @pytest.mark.parametrize("case", [c if c.name in FAST else pytest.param(c, marks=pytest.mark.slow) for c in CASES],

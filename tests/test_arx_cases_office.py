@@ -7,9 +7,10 @@ kgen computes the same metric, its score), not as ARX code. In ARX's cases on Ad
 sensitive one is a quasi-identifier, in the file's column order. Scores are compared where kgen computes ARX's
 metric: non-uniform entropy without suppression (kgen's entropy cell costs summed, before kgen normalizes them)
 and ARX's Loss without suppression (ARX aggregates the per-attribute losses as prod(1 + loss_i)^(1/q) - 1).
-With suppression ARX charges suppressed rows in its metrics in ways kgen does not (issue 27, item 5), so those
-cases compare the optimal transformation only. Two beta-likeness cases at 100 % suppression are not reproduced
-(results/privacy-models.md: ARX's Loss charges suppressed cells its own way, which decides those optima).
+With suppression ARX charges suppressed rows in its metrics in its own ways, so these cases, run with kgen's
+metrics, compare the optimal transformation only; with ARX's metric variants (`--metric arx-entropy`,
+`arx-entropy-nm`, `arx-dm`, `arx-loss`) tests/test_arx_cases_metrics.py compares transformation and score, and
+reproduces the two beta-likeness cases at 100 % suppression that kgen's `loss` does not.
 """
 
 from __future__ import annotations
