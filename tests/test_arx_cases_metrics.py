@@ -150,6 +150,8 @@ CASES = [
          4.56853172e8),
     Case("TCloseness 6", 0.0, E, "occupation", (("k", 5), ("hierarchical", 0.2)), (0, 4, 1, 1, 3, 2, 2, 1),
          398400.0741806447),
+    Case("TCloseness 7", 0.0, E, "occupation", (("k", 100), ("hierarchical", 0.2)), (0, 4, 1, 1, 3, 2, 2, 1),
+         398400.0741806447),
     # TestAnonymizationCombinations without delta-presence
     Case("Combinations 3", 0.0, E, "occupation", (("k", 5), ("hierarchical", 0.2)), (0, 4, 1, 1, 3, 2, 2, 1),
          398400.0741806447),
