@@ -14,6 +14,9 @@ metric are in docs/metrics.md. Summary (n rows, q QIs, S the suppressed rows, E 
 - `entropy`: non-uniform entropy: a row's cell costs -log2(#rows with its original value / #rows with its
   generalized value); a suppressed cell costs as if fully generalized, -log2(#original / n); the sum is
   divided by that of the fully generalized table.
+- `arx-entropy`, `arx-entropy-nm`, `arx-dm`, `arx-loss`: ARX's own metric variants, which charge suppressed rows
+  as ARX does (at the node's level, as a block of their own, as the classes they are, as cells costing 1 with
+  ARX's domain shares and geometric mean); each has `score`, ARX's raw figure (docs/metrics.md, "ARX's metrics").
 
 Every objective implements `Objective` and declares what the evaluator and the searches may rely on:
 `monotone` (the loss never decreases when a level rises, whatever is suppressed: only LOG),
@@ -686,7 +689,7 @@ class ArxLoss:
 
     def per_qi(self, node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> np.ndarray:
         """Each QI's loss in [0, 1] (ARX's per-attribute Loss)."""
-        costs = table.derived(("cell costs", self.name), lambda: _build_arx_loss_costs(table))
+        costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
         n = max(table.n, 1)
         values = np.array([costs.total[i][x] for i, x in enumerate(node)], dtype=np.float64)
         if suppressed_rows is not None and suppressed_rows.size:
@@ -824,4 +827,44 @@ def mixed_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group: np
         "loss": mixed_cost(cell_costs(table, "loss"), nodes, group),
         "entropy": mixed_cost(cell_costs(table, "entropy"), nodes, group),
         "height": height(nodes[0]),
+        **mixed_arx_metrics(table, nodes, group, released_sizes),
+    }
+
+
+def mixed_per_qi(costs: CellCosts, nodes: Sequence[Sequence[int]], group: np.ndarray) -> np.ndarray:
+    """Per QI, the summed cell cost of a release whose row r is at `nodes[group[r]]`, a row with `group[r] < 0`
+    costing its suppressed cost (the raw sums `mixed_cost` normalizes)."""
+    sums = np.zeros(len(costs.leaf_codes))
+    for i, leaves in enumerate(costs.leaf_codes):
+        cell = costs.suppressed_cost[i][leaves]
+        for g, node in enumerate(nodes):
+            rows = group == g
+            cell[rows] = costs.leaf_cost[i][node[i]][leaves[rows]]
+        sums[i] = float(cell.sum())
+    return sums
+
+
+def mixed_arx_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group: np.ndarray,
+                      released_sizes: np.ndarray) -> dict:
+    """`arx_metrics` of a release whose rows are generalized at different nodes (local recoding): released rows
+    at their own group's node; ARX charges suppressed rows at "the node", here the global one (`nodes[0]`, where
+    they were suppressed): at its level for the entropies and grouped at it for DM*; a suppressed cell costs 1 in
+    ARX's Loss. Equal to `arx_metrics` for one group."""
+    rows = np.flatnonzero(group < 0)
+    global_node = nodes[0]
+    entropy = cell_costs(table, "entropy")
+    bits = float(mixed_per_qi(entropy, nodes, np.where(group < 0, 0, group)).sum())
+    bits_nm = bits + suppressed_block_entropy(global_node, table, rows)
+    dm = dm_star(every_class_size(global_node, table, released_sizes, rows))
+    loss_costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
+    loss = geometric_aggregate(np.clip(mixed_per_qi(loss_costs, nodes, group) / max(table.n, 1), 0.0, 1.0))
+    n = table.n
+    return {
+        "arx-entropy": min(max(bits / entropy.norm, 0.0), 1.0) if entropy.norm > 0 else 0.0,
+        "arx-entropy-nm": ArxEntropyNonMonotone().normalized(bits_nm, table),
+        "arx-dm": dm / (n * n) if n else 0.0,
+        "arx-loss": loss,
+        "arx_entropy_bits": bits,
+        "arx_entropy_nm_bits": bits_nm,
+        "dm_star": dm,
     }

@@ -192,3 +192,17 @@ def test_average_risk_suppresses_the_equal_sized_class_whose_first_row_comes_fir
     table = prepare(from_mapping({"x": ["q", "p", "r", "r", "r"]}), config, require_feasible=False).encoded
     evaluator = NodeEvaluator(table, [KAnonymity(1), AverageRisk(0.5)], 0.5)
     assert evaluator.suppressed_rows((0,)).tolist() == [True, False, False, False, False]
+
+
+def test_arx_metrics_of_a_locally_recoded_release_charge_suppressed_rows_at_the_global_node() -> None:
+    """Rows at nodes[group]: row 0 at (1, 0), row 1 at (0, 1), row 2 suppressed, row 3 at (1, 0). ARX's Loss:
+    age (1/3 + 0 + 1 + 1/3) / 4 = 5/12, c (0 + 1/2 + 1 + 0) / 4 = 3/8. Entropy: age 1 + 0 + 1 + 1 bits (row 2
+    at the global node's level 1), c 0 + 1 + 0 + 0; a block of one row adds nothing. DM*: three released
+    singletons and the suppressed row's class at the global node."""
+    from fitness.objective import mixed_metrics
+
+    table = prepared("arx-loss", 1).encoded
+    m = mixed_metrics(table, [(1, 0), (0, 1)], np.array([0, 1, -1, 0]), np.array([1, 1, 1]))
+    assert m["arx-loss"] == pytest.approx(math.sqrt(Fraction(17, 12) * Fraction(11, 8)) - 1, abs=1e-12)
+    assert m["arx_entropy_bits"] == pytest.approx(4.0) and m["arx_entropy_nm_bits"] == pytest.approx(4.0)
+    assert m["dm_star"] == 4.0 and m["arx-entropy"] == pytest.approx(4 / 14)
