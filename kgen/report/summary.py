@@ -235,9 +235,6 @@ def likeness_words(figures: dict) -> str:
     return f"  beta {figures['max_beta']:.3f}  delta {figures['max_delta_disclosure']:.3f}"
 
 
-__all__ = ["WIDTH", "control_lines", "level_kind", "next_steps", "released_text", "text"]
-
-
 # ARX's raw score of each ARX metric variant (docs/metrics.md): the report key and its unit
 ARX_SCORES = {"arx-entropy": ("arx_entropy_bits", " bits"), "arx-entropy-nm": ("arx_entropy_nm_bits", " bits"),
               "arx-dm": ("dm_star", " (DM*)"), "arx-loss": ("arx-loss", "")}
@@ -249,3 +246,6 @@ def arx_score_lines(metric: str, metrics: dict) -> list[str]:
     if key is None or metrics.get(key) is None:
         return []
     return [f"  ARX's score: {metrics[key]!r}{unit}"]
+
+
+__all__ = ["WIDTH", "arx_score_lines", "control_lines", "level_kind", "next_steps", "released_text", "text"]
