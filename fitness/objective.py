@@ -14,9 +14,10 @@ metric are in docs/metrics.md. Summary (n rows, q QIs, S the suppressed rows, E 
 - `entropy`: non-uniform entropy: a row's cell costs -log2(#rows with its original value / #rows with its
   generalized value); a suppressed cell costs as if fully generalized, -log2(#original / n); the sum is
   divided by that of the fully generalized table.
-- `arx-entropy`, `arx-entropy-nm`, `arx-dm`, `arx-loss`: ARX's own metric variants, which charge suppressed rows
-  as ARX does (at the node's level, as a block of their own, as the classes they are, as cells costing 1 with
-  ARX's domain shares and geometric mean); each has `score`, ARX's raw figure (docs/metrics.md, "ARX's metrics").
+- `arx-entropy`, `arx-entropy-nm`, `arx-dm`, `arx-loss`, `arx-precision`: ARX's own metric variants, which charge
+  suppressed rows as ARX does (at the node's level, as a block of their own, as the classes they are, as cells
+  costing 1 with ARX's domain shares and geometric mean, or with ARX's arithmetic mean of precision); each has
+  `score`, ARX's raw figure (docs/metrics.md, "ARX's metrics").
 
 Every objective implements `Objective` and declares what the evaluator and the searches may rely on:
 `monotone` (the loss never decreases when a level rises, whatever is suppressed: only LOG),
@@ -698,6 +699,50 @@ class ArxLoss:
         return np.clip(values / n, 0.0, 1.0)
 
 
+def precision_per_qi(node: Sequence[int], heights: Sequence[int], released_rows: float, suppressed: float,
+                     n: int) -> np.ndarray:
+    """ARX's per-QI non-monotonic precision: (released rows * x_i / h_i + suppressed rows) / n (x_i / h_i = 0 for
+    a QI of height 0), a suppressed cell costing 1 (`MetricMDNMPrecision`)."""
+    shares = np.array([x / h if h else 0.0 for x, h in zip(node, heights)], dtype=np.float64)
+    return (released_rows * shares + suppressed) / max(n, 1)
+
+
+@dataclass(frozen=True)
+class ArxPrecision:
+    """ARX's default precision (`Metric.createPrecisionMetric()`, non-monotonic): per QI, the mean over rows of
+    x_i / h_i for released rows and 1 for suppressed ones, averaged over all q QIs (ARX's arithmetic mean counts
+    a QI of height 0 as 0, where `log` leaves it out). It follows from the node and the suppressed count, so it
+    is a summary metric (the array device and `--partitioned` compute it); releasing suppressed rows lowers it,
+    so it is monotone only among nodes that suppress nothing, where it is a sum of per-level costs."""
+
+    name: ClassVar[str] = "arx-precision"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return self.summary_loss(node, int(released_sizes.size), suppressed, 0.0, table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        if not len(node):
+            return 0.0
+        per_qi = precision_per_qi(node, table.heights, table.n - suppressed, suppressed, table.n)
+        return min(max(float(per_qi.mean()), 0.0), 1.0)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.summary_loss(node, 0, 0, 0.0, table)
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score, in [0, 1]."""
+        return self.summary_loss(node, 0, 0 if suppressed_rows is None else int(suppressed_rows.size), 0.0, table)
+
+
 OBJECTIVES: dict[str, type[Objective]] = {
     "log": Precision,
     "dm": Discernibility,
@@ -709,6 +754,7 @@ OBJECTIVES: dict[str, type[Objective]] = {
     "arx-entropy-nm": ArxEntropyNonMonotone,
     "arx-dm": ArxDiscernibility,
     "arx-loss": ArxLoss,
+    "arx-precision": ArxPrecision,
 }
 
 
@@ -782,6 +828,7 @@ def arx_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.nda
         "arx-entropy-nm": entropy_nm(node, released_sizes, suppressed, table, suppressed_rows),
         "arx-dm": dm(node, released_sizes, suppressed, table, suppressed_rows),
         "arx-loss": ArxLoss()(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-precision": ArxPrecision()(node, released_sizes, suppressed, table),
         "arx_entropy_bits": entropy_score(node, table),
         "arx_entropy_nm_bits": entropy_nm.score(node, table, released_sizes, suppressed_rows),
         "dm_star": dm.score(node, table, released_sizes, suppressed_rows),
@@ -859,11 +906,15 @@ def mixed_arx_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group
     loss_costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
     loss = geometric_aggregate(np.clip(mixed_per_qi(loss_costs, nodes, group) / max(table.n, 1), 0.0, 1.0))
     n = table.n
+    released_rows = np.bincount(group[group >= 0], minlength=len(nodes)).astype(np.float64)
+    precision = sum(precision_per_qi(node, table.heights, rows_g, 0.0, n) for node, rows_g in zip(nodes, released_rows))
+    precision = np.asarray(precision, dtype=np.float64) + rows.size / max(n, 1)
     return {
         "arx-entropy": min(max(bits / entropy.norm, 0.0), 1.0) if entropy.norm > 0 else 0.0,
         "arx-entropy-nm": ArxEntropyNonMonotone().normalized(bits_nm, table),
         "arx-dm": dm / (n * n) if n else 0.0,
         "arx-loss": loss,
+        "arx-precision": min(max(float(precision.mean()), 0.0), 1.0) if precision.size else 0.0,
         "arx_entropy_bits": bits,
         "arx_entropy_nm_bits": bits_nm,
         "dm_star": dm,

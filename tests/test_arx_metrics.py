@@ -31,7 +31,7 @@ AGE_WIDE = Hierarchy.from_rows("age", [["10", "lo", "*"], ["20", "lo", "*"], ["3
                                        ["90", "hi", "*"]])
 CAT = Hierarchy.from_rows("c", [["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
 DATA = {"age": ["10", "20", "30", "70"], "c": ["a", "b", "c", "c"]}
-ARX = ["arx-entropy", "arx-entropy-nm", "arx-dm", "arx-loss"]
+ARX = ["arx-entropy", "arx-entropy-nm", "arx-dm", "arx-loss", "arx-precision"]
 
 
 def prepared(metric: str, k: int, age: Hierarchy = AGE, suppression: float = 1.0):
@@ -45,21 +45,25 @@ def prepared(metric: str, k: int, age: Hierarchy = AGE, suppression: float = 1.0
 # monotonic variant is the fully generalized table's 4 * 2 + (2 + 2 + 1 + 1) = 14. The non-monotonic variant
 # adds the suppressed block per QI at the node's level: age {lo: 2} -> 0, c {a: 1, b: 1} -> 2; divided by
 # 2 q n log2 n = 32. DM* = 1 + 1 + 4 (each suppressed class the class it is). ARX's Loss: age (1/3 + 1/3 + 2) / 4
-# = 2/3, c 2/4 = 1/2 (a suppressed cell costs 1), geometric mean sqrt(5/3 * 3/2) - 1.
+# = 2/3, c 2/4 = 1/2 (a suppressed cell costs 1), geometric mean sqrt(5/3 * 3/2) - 1. ARX's precision: age
+# (2 * 1/2 + 2) / 4 = 3/4, c (2 * 0 + 2) / 4 = 1/2, arithmetic mean 5/8.
 EXPECTED = {
     "arx-entropy": Fraction(4, 14),
     "arx-entropy-nm": Fraction(6, 32),
     "arx-dm": Fraction(6, 16),
     "arx-loss": math.sqrt(2.5) - 1,
+    "arx-precision": Fraction(5, 8),
 }
 # What a wrong reading would give at the same node: entropy charging suppressed cells fully generalized (kgen's
 # `entropy`: 2 + 8 = 10 bits), the block read at leaf level (age {10: 1, 20: 1} -> 2 more bits), DM charging n
-# per suppressed row (4 + 2 * 4 = 12), Loss averaged arithmetically ((2/3 + 1/2) / 2).
+# per suppressed row (4 + 2 * 4 = 12), Loss averaged arithmetically ((2/3 + 1/2) / 2), precision that ignores
+# suppression (LOG: (1/2 + 0) / 2).
 WRONG = {
     "arx-entropy": Fraction(10, 14),
     "arx-entropy-nm": Fraction(8, 32),
     "arx-dm": Fraction(12, 16),
     "arx-loss": Fraction(7, 12),
+    "arx-precision": Fraction(1, 4),
 }
 
 
@@ -95,7 +99,7 @@ def test_each_arx_metric_declares_its_monotonicity() -> None:
     entropy and ARX's Loss are monotone only among nodes that suppress nothing."""
     flags = {m: (make_objective(m).monotone, make_objective(m).monotone_without_suppression) for m in ARX}
     assert flags == {"arx-entropy": (True, True), "arx-entropy-nm": (False, True), "arx-dm": (True, True),
-                     "arx-loss": (False, True)}
+                     "arx-loss": (False, True), "arx-precision": (False, True)}
 
 
 @pytest.mark.parametrize("metric", ["arx-entropy-nm", "arx-loss"])
@@ -108,6 +112,18 @@ def test_non_monotone_arx_metrics_fall_when_a_level_releases_suppressed_rows(met
                     keep_unnamed=True)
     evaluator = prepare(from_mapping({"x": ["a", "b", "c", "d"] + ["z"] * 6}), config).evaluator
     assert evaluator.evaluate((1,)).loss < evaluator.evaluate((0,)).loss
+    assert not evaluator.monotone_loss
+
+
+def test_arx_precision_falls_when_a_level_releases_suppressed_rows() -> None:
+    """Rows a, b, c, d alone at level 0 are suppressed with k = 2: (2 * 0 + 4) / 6 = 2/3; at level 1 every row
+    is released at x / h = 1/2."""
+    h = Hierarchy.from_rows("x", [["a", "ac", "*"], ["c", "ac", "*"], ["b", "bd", "*"], ["d", "bd", "*"],
+                                  ["z", "z", "*"]])
+    config = Config(qi=["x"], k=2, suppression=0.7, hierarchies={"x": h}, metric="arx-precision", prune=False,
+                    keep_unnamed=True)
+    evaluator = prepare(from_mapping({"x": ["a", "b", "c", "d", "z", "z"]}), config).evaluator
+    assert evaluator.evaluate((0,)).loss == pytest.approx(2 / 3) and evaluator.evaluate((1,)).loss == 0.5
     assert not evaluator.monotone_loss
 
 
@@ -134,8 +150,9 @@ def test_monotone_arx_metrics_never_fall_whatever_is_suppressed(rows: list, k: i
 
 @pytest.mark.parametrize("metric", ARX)
 def test_array_device_gives_the_cpu_evaluations_for_arx_metrics(metric: str) -> None:
-    """Each reads more than the device sends back (the table's value counts, the suppressed rows), so the
-    evaluator falls back to the CPU and says so: every evaluation is the CPU evaluator's."""
+    """`arx-precision` follows from the node and the suppressed count and runs on the device; the others read
+    more than the device sends back (the table's value counts, the suppressed rows), so the evaluator falls
+    back to the CPU and says so. Either way every evaluation is the CPU evaluator's."""
     rng = np.random.default_rng(3)
     data = {"age": [str(v) for v in rng.choice([10, 20, 30, 70], 40)], "c": list(rng.choice(["a", "b", "c"], 40))}
     config = Config(qi=["age", "c"], k=4, suppression=0.3, hierarchies={"age": AGE_WIDE, "c": CAT}, metric=metric,
@@ -144,7 +161,10 @@ def test_array_device_gives_the_cpu_evaluations_for_arx_metrics(metric: str) -> 
     objective = make_objective(metric)
     cpu = NodeEvaluator(table, [KAnonymity(4)], 0.3, objective)
     device = DeviceEvaluator(table, [KAnonymity(4)], 0.3, objective, backend=xp_kernel.NUMPY)
-    assert not device.on_device and device.fallback_reason == f"metric {metric} evaluated on the CPU"
+    if metric == "arx-precision":
+        assert device.on_device and device.fallback_reason is None
+    else:
+        assert not device.on_device and device.fallback_reason == f"metric {metric} evaluated on the CPU"
     nodes = list(itertools.product(range(3), range(3)))
     assert device.evaluate_many(nodes) == [cpu.evaluate(n) for n in nodes]
 
@@ -198,7 +218,8 @@ def test_arx_metrics_of_a_locally_recoded_release_charge_suppressed_rows_at_the_
     """Rows at nodes[group]: row 0 at (1, 0), row 1 at (0, 1), row 2 suppressed, row 3 at (1, 0). ARX's Loss:
     age (1/3 + 0 + 1 + 1/3) / 4 = 5/12, c (0 + 1/2 + 1 + 0) / 4 = 3/8. Entropy: age 1 + 0 + 1 + 1 bits (row 2
     at the global node's level 1), c 0 + 1 + 0 + 0; a block of one row adds nothing. DM*: three released
-    singletons and the suppressed row's class at the global node."""
+    singletons and the suppressed row's class at the global node. Precision: age (2 * 1/2 + 0 + 1) / 4, c
+    (0 + 1/2 + 1) / 4: mean 7/16."""
     from fitness.objective import mixed_metrics
 
     table = prepared("arx-loss", 1).encoded
@@ -206,3 +227,4 @@ def test_arx_metrics_of_a_locally_recoded_release_charge_suppressed_rows_at_the_
     assert m["arx-loss"] == pytest.approx(math.sqrt(Fraction(17, 12) * Fraction(11, 8)) - 1, abs=1e-12)
     assert m["arx_entropy_bits"] == pytest.approx(4.0) and m["arx_entropy_nm_bits"] == pytest.approx(4.0)
     assert m["dm_star"] == 4.0 and m["arx-entropy"] == pytest.approx(4 / 14)
+    assert m["arx-precision"] == pytest.approx(7 / 16)

@@ -214,7 +214,7 @@ def test_report_has_every_metric_and_the_privacy_figures(adult_csv: Path, adult_
     report = json.loads(output.with_suffix(".json").read_text())
     assert set(report["metrics"]) == {"log", "los", "dm", "dm_normalized", "aecs", "aecs_normalized", "ncp", "loss",
                                       "entropy", "height", "arx-entropy", "arx-entropy-nm", "arx-dm", "arx-loss",
-                                      "arx_entropy_bits", "arx_entropy_nm_bits", "dm_star"}
+                                      "arx-precision", "arx_entropy_bits", "arx_entropy_nm_bits", "dm_star"}
     assert report["metric"] == "entropy" and report["loss"] == pytest.approx(report["metrics"]["entropy"])
     assert report["metrics"]["log"] == report["log"] and report["metrics"]["dm"] == report["dm"]
     figures = report["privacy"][0]

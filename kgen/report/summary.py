@@ -237,7 +237,7 @@ def likeness_words(figures: dict) -> str:
 
 # ARX's raw score of each ARX metric variant (docs/metrics.md): the report key and its unit
 ARX_SCORES = {"arx-entropy": ("arx_entropy_bits", " bits"), "arx-entropy-nm": ("arx_entropy_nm_bits", " bits"),
-              "arx-dm": ("dm_star", " (DM*)"), "arx-loss": ("arx-loss", "")}
+              "arx-dm": ("dm_star", " (DM*)"), "arx-loss": ("arx-loss", ""), "arx-precision": ("arx-precision", "")}
 
 
 def arx_score_lines(metric: str, metrics: dict) -> list[str]:
