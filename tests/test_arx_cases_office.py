@@ -159,9 +159,8 @@ K_MAP_POPULATION = [
 
 def slow_with_suppression(cases: list) -> list:
     """The cases with suppression search a non-monotone (delta-presence) or larger space: marked slow."""
-    plain = [c for c in cases if type(c) is tuple]  # the others are pytest.param with their own marks
-    return [c if type(c) is not tuple or not c[-4] else pytest.param(*c, marks=pytest.mark.slow) for c in cases
-            if c in plain or type(c) is not tuple]
+    # a pytest.param (a tuple too) keeps its own marks
+    return [pytest.param(*c, marks=pytest.mark.slow) if type(c) is tuple and c[-4] else c for c in cases]
 
 
 def adult_subset(adult_dir: Path, folder: Path) -> Path:

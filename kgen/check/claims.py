@@ -155,10 +155,11 @@ def weaker_restatement(claims: Claims, qis: Sequence[str], suppression: float | 
     return None
 
 
-def check_models(table: Table, claims: Claims, verdict: Verdict) -> CheckResult:
-    """k, every rule and the suppression limit, as the report states them."""
+def check_models(table: Table, claims: Claims, verdict: Verdict, report: Mapping | None = None) -> CheckResult:
+    """k, every rule and the suppression limit, as the report states them (the rules that count a population
+    read the `report`: its node and saved hierarchies)."""
     result = check_k_anonymity(table, claims.qis, claims.k, 0.0 if claims.dropped else claims.suppression,
-                               claims.rules)
+                               claims.rules, {"report": report} if report is not None else None)
     shown = []
     for d in claims.models:
         rule = RULES[str(d["model"])]
@@ -377,7 +378,7 @@ def verify_report(report: Mapping, source: str, release: Table, release_path: st
         check_file("input", original[1], prov.get("input"), verdict)
     table = unescaped(release) if claims.escaped else release
     check_columns(table, claims, verdict)
-    result = check_models(table, claims, verdict)
+    result = check_models(table, claims, verdict, report)
     check_counts(result, report, verdict)
     files = hierarchy_files(report, given or {}, verdict)
     check_node(table, report, claims, source, original[0] if original else None, files, verdict)
