@@ -153,7 +153,7 @@ K_MAP_POPULATION = [
     (10, 0.05, "aecs", (0, 0, 1, 1, 3, 2, 1, 0), None),
     # ARX's monotonic entropy variant charges the suppressed rows, which decides this optimum (issue 27, item 5)
     pytest.param(5, 0.05, "entropy", (0, 0, 1, 0, 2, 2, 2, 1), None,
-                 marks=[pytest.mark.slow, pytest.mark.xfail(strict=True, reason="ARX's monotonic entropy, suppressed")]),
+                 marks=[pytest.mark.slow, pytest.mark.xfail(strict=True, reason="ARX's entropy charges suppression")]),
 ]
 
 

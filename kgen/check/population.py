@@ -31,7 +31,7 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def generalized_counts(population: Table, report: Mapping, drop: str | None) -> Counter:
+def generalized_counts(population: Table, report: Mapping) -> Counter:
     """The population's rows per generalized QI tuple at the report's node, through its saved hierarchies."""
     qis, node, specs = list(report["quasi_identifiers"]), report["node"], report.get("hierarchy_specs") or {}
     labels = []
@@ -45,10 +45,9 @@ def generalized_counts(population: Table, report: Mapping, drop: str | None) -> 
         values = [str(v).strip() for v in population.column(qi)]
         lacking = next((i for i, v in enumerate(values) if v not in to_label), None)
         if lacking is not None:
-            raise InputError(f"population value {values[lacking][:40]!r} is not in the hierarchy", file=population.source,
-                             row=population.row_number(lacking), column=qi)
+            raise InputError(f"population value {values[lacking][:40]!r} is not in the hierarchy",
+                             file=population.source, row=population.row_number(lacking), column=qi)
         labels.append([to_label[v] for v in values])
-    del drop
     return Counter(zip(*labels))
 
 
@@ -94,7 +93,7 @@ class PopulationRule:
         if report is None:
             raise InputError(f"{self.model} is checked with the release's report (--report): the population is "
                              "counted at its node through its saved hierarchies")
-        counts = generalized_counts(self.population(report), report, None)
+        counts = generalized_counts(self.population(report), report)
         keys = released_keys(table, classes, list(report["quasi_identifiers"]))
         starred = cache["starred"]
         starred_class = np.zeros(sizes.size, dtype=bool)

@@ -19,6 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from fitness.models import PrivacyModel
+from fitness.privacy.common import TableRef
+from fitness.privacy.kmap_population import KMapPopulation
+from fitness.privacy.presence import DeltaPresence
 from kgen.io.table import CodedColumn, Table, column_codes, read_table
 from kgen.run.config import Config
 from lattice.errors import InputError, clip
@@ -98,13 +102,15 @@ def population_file(path: str, qis: Sequence[str], encoding: str) -> Table:
     return population
 
 
-def split(table: Table, config: Config) -> tuple[Table, Table | None]:
-    """(the rows released, the population's rows) of `table` under `config`; (table, None) when no model
-    compares with a population (the common path: nothing is read)."""
-    if config.delta_presence is not None and config.research_subset is not None:
-        rows, drop = subset_rows(table, str(config.research_subset), config.encoding)
-        released = take(table, rows, drop)
-        return released, (take(table, np.arange(table.n), drop) if drop else table)
-    if config.population is not None and config.k_map is not None:
-        return table, population_file(str(config.population), config.qi, config.encoding)
+def split(table: Table, config: Config, models: Sequence[PrivacyModel]) -> tuple[Table, Table | None]:
+    """(the rows released, the population's rows) of `table` for `models` (a run's, or those a report saved for
+    `kgen apply`); (table, None) when no model compares with a population (the common path: nothing is read)."""
+    for model in models:
+        if isinstance(model, DeltaPresence):
+            subset = model.subset.path if isinstance(model.subset, TableRef) else model.subset
+            rows, drop = subset_rows(table, subset, config.encoding)
+            released = take(table, rows, drop)
+            return released, (take(table, np.arange(table.n), drop) if drop else table)
+        if isinstance(model, KMapPopulation):
+            return table, population_file(model.population.path, config.qi, config.encoding)
     return table, None

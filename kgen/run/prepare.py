@@ -170,7 +170,8 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         may be feasible although the top is not: the search decides (`finish`).
     """
     start = time.perf_counter()
-    table, population = population_split(as_table(data, config.encoding), config)
+    models = models if models is not None else models_for(config)
+    table, population = population_split(as_table(data, config.encoding), config, models)
     validate(table, config)
     if population is not None and config.algorithm in CUT_POINT:
         raise InputError(f"{config.algorithm} cannot evaluate a model with a population (--research-subset, "
@@ -191,7 +192,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     for qi in encoded.qis:
         if qi.name in config.microaggregate:
             leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
-    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+    evaluator = make_evaluator(encoded, models, config.suppression,
                                objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
     box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
