@@ -49,6 +49,19 @@ def stacked(first: Table, second: Table, columns: Sequence[str]) -> Table:
     return Table(tuple(columns), values, first.source, first.separator, numbers)
 
 
+def population_error(error: InputError, released: Table, population: Table) -> InputError:
+    """A hierarchy's refusal of a value met in the joint encoding, located in the population file when the
+    value is the population's alone (the joint table's rows name the input otherwise)."""
+    column, value = error.column, error.value
+    if column is None or value is None or value in set(released.column(column)):
+        return error
+    hits = [i for i, v in enumerate(population.column(column)) if v.strip() == value.strip()]
+    if not hits:
+        return error
+    return InputError(f"value {clip(value)} of column {clip(column)} is not in its hierarchy", file=population.source,
+                      row=population.row_number(hits[0]), column=column, value=value)
+
+
 def subset_rows(table: Table, subset: str, encoding: str) -> tuple[np.ndarray, str | None]:
     """The indices of the research subset's rows in `table`, and the membership column to drop (None for a
     subset file)."""

@@ -22,8 +22,8 @@ from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
 from kgen.run.koptimize import with_cut_points
 from kgen.run.microaggregation import leaf_numbers
+from kgen.run.population import population_error, stacked
 from kgen.run.population import split as population_split
-from kgen.run.population import stacked
 from kgen.run.roles import check_roles, run_warnings
 from kgen.run.values import integer_labels, normalize_codes, stripped_codes
 from kgen.runners import parallel
@@ -182,7 +182,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
     joint = table if population is None else stacked(table, population, config.qi)
-    columns = [encode_qi(joint, config, column) for column in config.qi]
+    try:
+        columns = [encode_qi(joint, config, column) for column in config.qi]
+    except InputError as error:
+        raise error if population is None else population_error(error, table, population) from None
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns), sensitive)
     if population is not None:  # one encoding of both, split: the released rows first (kgen.run.population)
