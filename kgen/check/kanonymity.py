@@ -283,11 +283,9 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         k of k-anonymity (>= 1).
     suppression
         The fraction of rows that may be suppressed, in [0, 1].
-    rules
-        l-diversity and t-closeness requirements on sensitive columns (`SensitiveRule`).
-    context
-        What rules may read beyond the file, put in their cache: {"report": the release's report} for the
-        rules that count a population at the report's node with its saved hierarchies (`kgen.check.population`).
+    rules, context
+        The rules of the other models (`SensitiveRule`, ...); what they may read beyond the file ({"report": ...}
+        for those that count a population: `kgen.check.population`), put in their cache.
 
     Returns
     -------

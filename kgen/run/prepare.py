@@ -181,17 +181,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
-    joint = table if population is None else stacked(table, population, config.qi)
-    try:
-        columns = [encode_qi(joint, config, column) for column in config.qi]
-    except InputError as error:
-        raise error if population is None else population_error(error, table, population) from None
-    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
-    encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns), sensitive)
-    if population is not None:  # one encoding of both, split: the released rows first (kgen.run.population)
-        columns = [replace(c, values=c.values[: table.n]) for c in columns]
-        encoded = replace(select_rows(encoded, np.arange(table.n)), sensitive=sensitive,
-                          population=select_rows(encoded, np.arange(table.n, joint.n)))
+    columns, encoded = encode_table(table, population, config)
     for qi in encoded.qis:
         if qi.name in config.microaggregate:
             leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
@@ -201,6 +191,23 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
     box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
     return Prepared(table, config, {c.name: c.hierarchy for c in columns}, {c.name: c.source for c in columns},
                     {c.name: c.values for c in columns}, encoded, evaluator, box, time.perf_counter() - start)
+
+
+def encode_table(table: Table, population: Table | None, config: Config) -> tuple[list[PreparedQI], EncodedTable]:
+    """The QIs and the encoded table; with a population (`kgen.run.population`), one encoding of the released
+    rows then the population's, split so that both share codes (`EncodedTable.population`)."""
+    joint = table if population is None else stacked(table, population, config.qi)
+    try:
+        columns = [encode_qi(joint, config, column) for column in config.qi]
+    except InputError as error:
+        raise error if population is None else population_error(error, table, population) from None
+    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
+    encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns), sensitive)
+    if population is None:
+        return columns, encoded
+    columns = [replace(c, values=c.values[: table.n]) for c in columns]
+    return columns, replace(select_rows(encoded, np.arange(table.n)), sensitive=sensitive,
+                            population=select_rows(encoded, np.arange(table.n, joint.n)))
 
 
 @dataclass(frozen=True)
