@@ -103,6 +103,16 @@ def test_k_map_counts_the_population_table_at_the_same_node(tmp_path: Path, age_
     assert BestFirst().run(prepared.problem(), Limits()).best.node == (1,)
 
 
+def test_a_sensitive_column_is_the_released_rows_own(age_hierarchy: str) -> None:
+    data = {**people(), "s": ["a", "b", "c", "d", "e", "f"]}
+    config = Config(qi=["age"], k=1, allow_k1=True, hierarchies={"age": age_hierarchy}, sensitive=["s"], l=2,
+                    delta_presence="0,0.5", research_subset="m")
+    prepared = prepare(data, config)
+    codes, labels = prepared.encoded.sensitive["s"]
+    assert [labels[c] for c in codes] == ["a", "e"] and prepared.encoded.population.sensitive == {}
+    assert BestFirst().run(prepared.problem(), Limits()).best.node == (2,)  # l = 2 needs 21 and 31 together
+
+
 def test_the_common_path_carries_no_population() -> None:
     prepared = prepare({"age": AGES}, Config(qi=["age"], k=2))
     assert prepared.encoded.population is None and not prepared.evaluator.needs_population

@@ -202,9 +202,9 @@ def encode_table(table: Table, population: Table | None, config: Config) -> tupl
     except InputError as error:
         raise error if population is None else population_error(error, table, population) from None
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
-    encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns), sensitive)
     if population is None:
-        return columns, encoded
+        return columns, EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
+    encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns))  # the sensitive columns: released rows only
     columns = [replace(c, values=c.values[: table.n]) for c in columns]
     return columns, replace(select_rows(encoded, np.arange(table.n)), sensitive=sensitive,
                             population=select_rows(encoded, np.arange(table.n, joint.n)))
