@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from kgen.check.kanonymity import SUPPRESSED, CheckResult, ClassRule, check_k_anonymity, suppressed_mask
+from kgen.check.population import normalized_values
 from kgen.check.rules import RULES, rules_from_models
 from kgen.check.verify import unescaped
 from kgen.io import hierarchies as loading
@@ -264,19 +265,6 @@ def saved_hierarchy(report: Mapping, qi: str, source: str, original: Table | Non
         hierarchy = loading.build(qi, spec["builder"], distinct)
         return hierarchy.with_missing(token) if token is not None else hierarchy
     return None
-
-
-def normalized_values(values: Sequence[str], tokens: Sequence[str]) -> tuple[list[str], str | None]:
-    """A QI column's distinct values as a run builds its hierarchy from them: stripped, sorted, without the
-    missing tokens; and the one token that stands for missing (the configured token occurring most often,
-    ties to the first configured). Written again on purpose (the checker shares nothing with the run)."""
-    counts: dict[str, int] = {}
-    for value in (values.tolist() if isinstance(values, CodedColumn) else values):
-        text = str(value).strip()
-        counts[text] = counts.get(text, 0) + 1
-    present = [t for t in tokens if counts.get(t, 0) > 0]
-    token = max(present, key=lambda t: (counts[t], -list(tokens).index(t))) if present else None
-    return sorted(v for v in counts if v not in set(tokens)), token
 
 
 def hierarchy_files(report: Mapping, given: Mapping[str, str], verdict: Verdict) -> dict[str, str]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgen.io.table import Table, read_table
+from kgen.io import hierarchies as loading
+from kgen.io.table import CodedColumn, Table, read_table
 from lattice.errors import InputError
 
 TOLERANCE = 1e-9  # equal to a bound meets it
@@ -31,18 +32,44 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
+def normalized_values(values: Sequence[str], tokens: Sequence[str]) -> tuple[list[str], str | None]:
+    """A QI column's distinct values as a run builds its hierarchy from them: stripped, sorted, without the
+    missing tokens; and the one token that stands for missing (the configured token occurring most often,
+    ties to the first configured). Written again on purpose (the checker shares nothing with the run);
+    `kgen.check.claims` uses it too."""
+    counts: dict[str, int] = {}
+    for value in (values.tolist() if isinstance(values, CodedColumn) else values):
+        text = str(value).strip()
+        counts[text] = counts.get(text, 0) + 1
+    present = [t for t in tokens if counts.get(t, 0) > 0]
+    token = max(present, key=lambda t: (counts[t], -list(tokens).index(t))) if present else None
+    return sorted(v for v in counts if v not in set(tokens)), token
+
+
+def hierarchy_paths(report: Mapping, qi: str, values: Sequence[str]) -> Mapping[str, Sequence[str]]:
+    """The generalization paths of `qi`'s hierarchy: the report's saved rows, else its builder rebuilt on the
+    population's own values (a run with a population builds it on the released and the population rows, which
+    for a population that holds the release, as delta-presence's input does, are the population's values)."""
+    spec = (report.get("hierarchy_specs") or {}).get(qi) or {}
+    if "rows" in spec:
+        return {str(r[0]): [str(x) for x in r] for r in spec["rows"]}
+    if "builder" not in spec:
+        raise InputError(f"the report saves neither the rows nor the builder of the hierarchy of {qi!r}: the "
+                         "population cannot be generalized here", column=qi)
+    distinct, token = normalized_values(values, [str(t) for t in report.get("missing", [])])
+    hierarchy = loading.build(qi, spec["builder"], distinct)
+    return (hierarchy.with_missing(token) if token is not None else hierarchy).paths
+
+
 def generalized_counts(population: Table, report: Mapping) -> Counter:
     """The population's rows per generalized QI tuple at the report's node, through its saved hierarchies."""
-    qis, node, specs = list(report["quasi_identifiers"]), report["node"], report.get("hierarchy_specs") or {}
+    qis, node = list(report["quasi_identifiers"]), report["node"]
     labels = []
     for qi in qis:
-        rows = (specs.get(qi) or {}).get("rows")
-        if rows is None:
-            raise InputError(f"the report does not save the rows of the hierarchy of {qi!r}: the population cannot "
-                             "be generalized here", column=qi)
-        level = int(node[qi])
-        to_label = {str(r[0]): str(r[min(level, len(r) - 1)]) for r in rows}
         values = [str(v).strip() for v in population.column(qi)]
+        level = int(node[qi])
+        to_label = {leaf: str(path[min(level, len(path) - 1)]) for leaf, path in hierarchy_paths(report, qi,
+                                                                                                   values).items()}
         lacking = next((i for i, v in enumerate(values) if v not in to_label), None)
         if lacking is not None:
             raise InputError(f"population value {values[lacking][:40]!r} is not in the hierarchy",
