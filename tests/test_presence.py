@@ -331,3 +331,15 @@ def test_the_population_reference_is_a_table_ref_with_its_digest(files: dict[str
     resolved = resolve_resources({"population": files["population"], "research_subset": "m"})
     assert isinstance(resolved["population"], TableRef) and len(resolved["population"].sha256) == 64
     assert resolved["research_subset"] == "m"  # a column of the input
+
+
+def test_the_python_api_reports_the_population_section(age_hierarchy: str) -> None:
+    from kgen import anonymize
+
+    result = anonymize(people(), Config(qi=["age"], k=1, allow_k1=True, hierarchies={"age": age_hierarchy},
+                                        delta_presence="0.2,0.5", research_subset="m"))
+    assert result.report["node"] == {"age": 1} and result.report["rows"] == 2
+    assert result.report["population_counts"] == {
+        "population_rows": 6, "released_classes": 2, "least_population_match": 2, "share_min": 0.25,
+        "share_max": 0.5, "population_classes_without_released_rows": 0}
+    assert "m" not in result.release.columns  # the membership column is not released

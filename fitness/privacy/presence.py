@@ -36,7 +36,7 @@ from lattice.errors import InputError
 
 
 def parse_bounds(value: object) -> tuple[float, float]:
-    """(DMIN, DMAX) from "DMIN,DMAX" (the command line and run.toml) or a pair (the Python API)."""
+    """(DMIN, DMAX) from "DMIN,DMAX" (the command line, run.toml and Config) or a pair (the model's own check)."""
     if isinstance(value, str):
         parts = [p.strip() for p in value.split(",")]
         try:
