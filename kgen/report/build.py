@@ -258,6 +258,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         **control_values(config),
         "suppressed_rows": suppressed_rows,
         "privacy": [],  # the partitioned runner evaluates class sizes alone: no model on sensitive values
+        "population_counts": None,  # it refuses the models that count a population
         "provenance": provenance_record,
         "risk": risk,
         "trace": result.trace,
