@@ -34,6 +34,7 @@ from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
 from kgen.report.public import public_report
+from kgen.run import dp
 from kgen.run import pipeline as api
 from kgen.run.config import MICROAGGREGATION, Config, resolve_resources
 from kgen.run.record import record
@@ -383,6 +384,7 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
     models = validate_report(saved, source, allow_k1)
+    dp.refuse_apply(models, source)
     changes = hierarchy_changes(saved, source, overrides or {}, hierarchy_dir)
     if changes and not allow_changed_hierarchies:
         raise InputError(f"{changes[0]}; give --allow-changed-hierarchies (allow_changed_hierarchies=True) to "

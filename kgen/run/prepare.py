@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from fitness.models import PrivacyModel
 from fitness.objective import make_objective
 from kgen.io import hierarchies as hierarchy_specs
 from kgen.io.table import SUPPRESSED, CodedColumn, Table, as_table
+from kgen.run import dp
 from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
@@ -175,13 +176,17 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
+    models = models if models is not None else models_for(config)
+    if dp.model_of(models) is not None:  # SafePub releases from a random sample, suppressing without a limit
+        table, models = dp.sample(table, models, config.seed, len(config.qi), config.dp_steps)  # type: ignore[attr-defined]
+        config = replace(config, suppression=1.0)
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
     for qi in encoded.qis:
         if qi.name in config.microaggregate:
             leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
-    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+    evaluator = make_evaluator(encoded, models, config.suppression,
                                objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
     box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
