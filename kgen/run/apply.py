@@ -120,7 +120,9 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> list[
     Levels in `node` (and `heights`) are whole numbers >= 0 (a bool, a fraction, text or a negative level is
     refused, never rounded or read as "the top"); `models` holds exactly one k-anonymity model and only models
     on the report's sensitive columns; the top-level `k` (and `l`, `t_closeness` when present) agree with the
-    models; k >= 2 unless `allow_k1` (k = 1 releases every row as it is generalized, unprotected)."""
+    models; k >= 2 unless `allow_k1` (k = 1 releases every row as it is generalized, unprotected). A
+    differential-privacy report is refused (`kgen.run.dp.refuse_apply`)."""
+    dp.refuse_apply(report, name)
     qis = names_list(report, "quasi_identifiers", name, required=True)
     identifiers = names_list(report, "identifiers", name)
     sensitive = names_list(report, "sensitive", name)
@@ -384,7 +386,6 @@ def apply(data: object, report: Mapping | str | os.PathLike, *, overrides: Mappi
     source = source or (str(report) if isinstance(report, (str, os.PathLike)) else "report")
     saved = load_report(report) if isinstance(report, (str, os.PathLike)) else report
     models = validate_report(saved, source, allow_k1)
-    dp.refuse_apply(models, source)
     changes = hierarchy_changes(saved, source, overrides or {}, hierarchy_dir)
     if changes and not allow_changed_hierarchies:
         raise InputError(f"{changes[0]}; give --allow-changed-hierarchies (allow_changed_hierarchies=True) to "

@@ -11,13 +11,13 @@ model's budget, steps and score function.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from fitness.models import PrivacyModel
 from fitness.privacy import FAMILIES
-from fitness.privacy.dp import DifferentialPrivacy, score_function, steps_for
+from fitness.privacy.dp import FAMILY, DifferentialPrivacy, score_function, steps_for
 from kgen.io.table import CodedColumn, Table
 from lattice.errors import InputError
 from lattice.search.safepub import SafePub, rng_for
@@ -104,12 +104,13 @@ def search_for(models: Sequence[PrivacyModel], heights: Sequence[int]) -> SafePu
     return SafePub(model.steps, model.epsilon_search, score)
 
 
-def refuse_apply(models: Sequence[PrivacyModel], source: str) -> None:
+def refuse_apply(report: Mapping, source: str) -> None:
     """`kgen apply` refuses a differential-privacy report: the guarantee comes from a fresh random sample and
     a node drawn on the data itself; the saved node applied to other rows would spend no budget for them and
     draw no sample, which is not differentially private. Run `kgen anonymize --differential-privacy` on the
     new data instead (a new budget)."""
-    if model_of(models) is not None:
+    saved = report.get("models")
+    if isinstance(saved, list) and any(isinstance(m, Mapping) and m.get("model") == FAMILY.name for m in saved):
         raise InputError("kgen apply does not apply a differential-privacy report: the release's guarantee comes "
                          "from its random sample and the node drawn on that data; run kgen anonymize "
                          "--differential-privacy on the new data (it spends a new budget)", file=source)
