@@ -66,6 +66,16 @@ def model_of(models: Sequence[PrivacyModel]) -> DifferentialPrivacy | None:
     return next((m for m in models if isinstance(m, DifferentialPrivacy)), None)
 
 
+def for_run(table: Table, config: object, models: list[PrivacyModel]) -> tuple[Table, list[PrivacyModel], object]:
+    """What `prepare` runs on: with a DP model, the random sample (`sample`), the models with its rows filled in
+    and the config with the suppression limit 1 (SafePub suppresses every class below k, whatever their rows);
+    without one, all three as they are."""
+    if model_of(models) is None:
+        return table, models, config
+    table, models = sample(table, models, config.seed, len(config.qi), config.dp_steps)  # type: ignore[attr-defined]
+    return table, models, dataclasses.replace(config, suppression=1.0)  # type: ignore[type-var]
+
+
 def sample(table: Table, models: list[PrivacyModel], seed: int, qis: int, steps: object
            ) -> tuple[Table, list[PrivacyModel]]:
     """The rows SafePub releases from: each row kept with probability beta, independently, drawn from the

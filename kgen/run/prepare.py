@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -176,10 +176,7 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
-    models = models if models is not None else models_for(config)
-    if dp.model_of(models) is not None:  # SafePub releases from a random sample, suppressing without a limit
-        table, models = dp.sample(table, models, config.seed, len(config.qi), config.dp_steps)  # type: ignore[attr-defined]
-        config = replace(config, suppression=1.0)
+    table, models, config = dp.for_run(table, config, models if models is not None else models_for(config))
     columns = [encode_qi(table, config, column) for column in config.qi]
     sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
     encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
