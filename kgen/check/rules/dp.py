@@ -60,11 +60,10 @@ def least_k(epsilon: float, delta: float, share: float) -> int:
 
 
 @dataclass(frozen=True)
-class SafePubRule:
-    """Released classes of at least k rows; the file's rows within the sample's and the sample within the
-    input (a file with more rows cannot be this run's release: every class is then marked)."""
+class SampleRule:
+    """The file's rows within the sample's and the sample within the input: a file with more rows cannot be
+    this run's release, so every class is then marked. (The class sizes are the verdict's k: `least_size`.)"""
 
-    k: int
     sampled_rows: int | None
     input_rows: int | None
     column: None = None
@@ -77,17 +76,20 @@ class SafePubRule:
     def breaking(self, table: object, classes: np.ndarray, sizes: np.ndarray, cache: dict) -> np.ndarray:
         rows = int(classes.size)
         limit = min(x for x in (self.sampled_rows, self.input_rows, rows) if x is not None)
-        if rows > limit:
-            return np.ones(sizes.size, dtype=bool)
-        released = np.bincount(classes[~cache["starred"]], minlength=sizes.size)
-        return (released > 0) & (released < self.k)
+        return np.full(sizes.size, rows > limit, dtype=bool)
 
 
-def read(d: Mapping, dropped: bool) -> SafePubRule:
-    """The rule for a saved description: k derived again here (its `derived_k` is not read)."""
-    k = least_k(float(d["epsilon"]), float(d["delta"]), float(d.get("dp_search_share", 0.1)))
+def least_size(d: Mapping) -> int:
+    """The derived k of a saved description, derived again here (its `derived_k` is not read)."""
+    return least_k(float(d["epsilon"]), float(d["delta"]), float(d.get("dp_search_share", 0.1)))
+
+
+def read(d: Mapping, dropped: bool) -> SampleRule | None:
+    """The rows rule when the description names the rows (a report's; a command line's has none)."""
     sampled, given = d.get("sampled_rows"), d.get("input_rows")
-    return SafePubRule(k, None if sampled is None else int(sampled), None if given is None else int(given))
+    if sampled is None and given is None:
+        return None
+    return SampleRule(None if sampled is None else int(sampled), None if given is None else int(given))
 
 
-RULE = CheckRule("differential-privacy", read=read)
+RULE = CheckRule("differential-privacy", read=read, least_size=least_size)
