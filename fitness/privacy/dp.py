@@ -233,10 +233,9 @@ def read(d: Mapping[str, object]) -> DifferentialPrivacy:
 
 
 def summary(d: Mapping[str, object]) -> str:
-    return (f"({d.get('epsilon'):g}, {d.get('delta'):g})-differential privacy (SafePub: search epsilon "
-            f"{d.get('epsilon_search'):.4g} in {d.get('dp_steps')} steps by {d.get('dp_score')}; sampling "
-            f"beta = {d.get('beta'):.4f}: {d.get('sampled_rows')} of {d.get('input_rows')} rows; classes >= "
-            f"{d.get('derived_k')} rows)")
+    return (f"({d.get('epsilon'):g}, {d.get('delta'):g})-DP: classes >= {d.get('derived_k')} rows of a sample of "
+            f"{d.get('sampled_rows')} / {d.get('input_rows')} rows (beta {d.get('beta'):.3f}); SafePub search epsilon "
+            f"{d.get('epsilon_search'):.3g}, {d.get('dp_steps')} steps by {d.get('dp_score')}")
 
 
 FAMILY = ModelFamily(
