@@ -91,6 +91,7 @@ class Figures:
 
     def __init__(self, node: tuple, suppressed: int, classes: int, dm: float) -> None:
         self.node, self.suppressed, self.classes, self.dm = node, suppressed, classes, dm
+        self.feasible, self.loss, self.los = True, float(sum(node)), 0.0
 
 
 def test_score_functions_by_hand() -> None:
@@ -224,3 +225,40 @@ def test_command_line_run_check_report_and_apply(adult_small: Path, adult_dir: P
     assert main(["anonymize", str(adult_small), "--config", str(toml), "--output", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
     assert read_csv(str(out)).n == d["sampled_rows"] < 3000
+
+
+class Fake:
+    """Evaluates nodes without a table (every node feasible); remembers what it evaluated."""
+
+    def __init__(self) -> None:
+        self.store: dict = {}
+
+    def evaluate_many(self, nodes):  # noqa: ANN001, ANN201
+        for node in nodes:
+            self.store[tuple(node)] = Figures(tuple(node), 0, 1, 0.0)
+        return [self.store[tuple(n)] for n in nodes]
+
+    def evaluate(self, node):  # noqa: ANN001, ANN201
+        return self.evaluate_many([node])[0]
+
+    def cached(self, node):  # noqa: ANN001, ANN201
+        return self.store.get(tuple(node))
+
+
+def test_the_walk_goes_down_and_returns_the_best_scoring_pivot_not_the_last() -> None:
+    from lattice.box import Box
+    from lattice.search.base import Limits, Problem
+    from lattice.search.safepub import SafePub
+
+    def score(e: Figures) -> float:  # best at the middle of the lattice, so the walk passes it
+        return -abs(sum(e.node) - 4)
+
+    problem = Problem(Fake(), Box((0, 0, 0), (3, 3, 3)), (3, 3, 3))
+    result = SafePub(8, 50.0, score).run(problem, Limits(seed=1))
+    pivots = [(3, 3, 3)] + [tuple(t["pivot"]) for t in result.trace]
+    for i, pivot in enumerate(pivots[1:], 1):  # each draw is a specialization of an earlier pivot
+        assert any(pivot in specializations(p, (0, 0, 0)) for p in pivots[:i])
+    scores = [-5.0] + [t["score"] for t in result.trace]  # the top (9 levels) scores -5
+    assert result.params["best_score"] == max(scores) == 0.0
+    assert result.best.node == pivots[scores.index(max(scores))] != pivots[-1]
+    assert result.params["steps_taken"] == 8
