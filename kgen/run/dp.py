@@ -33,8 +33,10 @@ def asked(settings: object) -> bool:
 
 
 def check_settings(settings: object) -> None:
-    """Refuse, in one line, what SafePub's guarantee does not cover (as ARX refuses it), or an algorithm that
-    is not its walk. Called by `Config.check`."""
+    """Refuse, in one line, what SafePub's guarantee does not cover, or an algorithm that is not its walk.
+    Stricter than ARX, which refuses research subsets and microaggregation with DP but accepts other models:
+    a model that suppresses more classes by their contents is outside the paper's proof. Called by
+    `Config.check`."""
     s = settings
     if not asked(s):
         if getattr(s, "algorithm", None) == "safepub":
@@ -47,8 +49,8 @@ def check_settings(settings: object) -> None:
     values = s.model_values()  # type: ignore[attr-defined]
     others = [f.name for f in FAMILIES.values() if f.asked(values) and f.name not in ALLOWED_FAMILIES]
     if others:
-        raise InputError(f"--differential-privacy cannot be combined with {others[0]}: its guarantee covers "
-                         "generalization and suppression of small classes only (ARX refuses such combinations)")
+        raise InputError(f"--differential-privacy cannot be combined with {others[0]}: SafePub's proof covers "
+                         "sampling, generalization and the suppression of classes below its k, nothing else")
     refused = [(s.partitioned, "--partitioned (row parts count classes of all rows, not of the sample)"),  # type: ignore[attr-defined]
                (s.node is not None, "--node (the node must be drawn by the search, which spends its budget)"),  # type: ignore[attr-defined]
                (s.local_recoding or bool(s.microaggregate),  # type: ignore[attr-defined]
