@@ -262,3 +262,10 @@ def test_the_walk_goes_down_and_returns_the_best_scoring_pivot_not_the_last() ->
     assert result.params["best_score"] == max(scores) == 0.0
     assert result.best.node == pivots[scores.index(max(scores))] != pivots[-1]
     assert result.params["steps_taken"] == 8
+
+
+def test_frontier_refuses_differential_privacy(adult_small: Path, adult_dir: Path) -> None:
+    from kgen import frontier
+
+    with pytest.raises(InputError, match="frontier does not take --differential-privacy"):
+        frontier(str(adult_small), config(adult_dir), k_min=2, k_max=5)
