@@ -269,3 +269,19 @@ def test_frontier_refuses_differential_privacy(adult_small: Path, adult_dir: Pat
 
     with pytest.raises(InputError, match="frontier does not take --differential-privacy"):
         frontier(str(adult_small), config(adult_dir), k_min=2, k_max=5)
+
+
+def test_a_model_object_meets_the_same_refusals_and_keeps_its_steps(adult_small: Path, adult_dir: Path) -> None:
+    from fitness.models import DistinctLDiversity, KAnonymity
+
+    plain = Config(qi=QIS, k=2, hierarchy_dir=str(adult_dir), keep_unnamed=True, seed=2)
+    model = DifferentialPrivacy(2.0, 1e-5, 0.5, 7)
+    done = anonymize(str(adult_small), plain, models=[KAnonymity(2), model])
+    assert done.search.params["steps"] == 7 and done.report["suppression_limit"] == 1.0
+    with pytest.raises(InputError, match="its own randomized search"):
+        anonymize(str(adult_small), Config(qi=QIS, k=2, hierarchy_dir=str(adult_dir), keep_unnamed=True,
+                                           algorithm="ola"), models=[KAnonymity(2), model])
+    with pytest.raises(InputError, match="cannot be combined with distinct-l-diversity"):
+        anonymize(str(adult_small), Config(qi=QIS, k=2, hierarchy_dir=str(adult_dir), keep_unnamed=True,
+                                           sensitive=["salary-class"]),
+                  models=[KAnonymity(2), model, DistinctLDiversity("salary-class", 2)])

@@ -71,10 +71,19 @@ def model_of(models: Sequence[PrivacyModel]) -> DifferentialPrivacy | None:
 def for_run(table: Table, config: object, models: list[PrivacyModel]) -> tuple[Table, list[PrivacyModel], object]:
     """What `prepare` runs on: with a DP model, the random sample (`sample`), the models with its rows filled in
     and the config with the suppression limit 1 (SafePub suppresses every class below k, whatever their rows);
-    without one, all three as they are."""
-    if model_of(models) is None:
+    without one, all three as they are. A DP model given as an object (`anonymize(..., models=...)`) meets the
+    same refusals as one asked for by the config."""
+    model = model_of(models)
+    if model is None:
         return table, models, config
-    table, models = sample(table, models, config.seed, len(config.qi), config.dp_steps)  # type: ignore[attr-defined]
+    others = [m.name for m in models if m.name not in ALLOWED_FAMILIES]
+    if others:
+        raise InputError(f"--differential-privacy cannot be combined with {others[0]}: SafePub's proof covers "
+                         "sampling, generalization and the suppression of classes below its k, nothing else")
+    if not asked(config):
+        check_settings(dataclasses.replace(config, differential_privacy=model.params["differential_privacy"]))  # type: ignore[type-var]
+    steps = config.dp_steps if asked(config) else model.steps  # type: ignore[attr-defined]
+    table, models = sample(table, models, config.seed, len(config.qi), steps)  # type: ignore[attr-defined]
     return table, models, dataclasses.replace(config, suppression=1.0)  # type: ignore[type-var]
 
 
