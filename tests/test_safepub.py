@@ -285,3 +285,12 @@ def test_a_model_object_meets_the_same_refusals_and_keeps_its_steps(adult_small:
         anonymize(str(adult_small), Config(qi=QIS, k=2, hierarchy_dir=str(adult_dir), keep_unnamed=True,
                                            sensitive=["salary-class"]),
                   models=[KAnonymity(2), model, DistinctLDiversity("salary-class", 2)])
+
+
+def test_the_public_report_of_a_dp_release_leaves_the_seed_out(adult_small: Path, adult_dir: Path) -> None:
+    from kgen.report.public import public_report
+
+    done = anonymize(str(adult_small), config(adult_dir, seed=123456))
+    assert done.report["seed"] == 123456
+    text = json.dumps(public_report(done.report))
+    assert "123456" not in text and "differential-privacy" in text

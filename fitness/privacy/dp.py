@@ -36,7 +36,8 @@ SCORES = ("precision", "discernibility", "aecs")  # ARX's score functions comput
 DEFAULT_SHARE = 0.1  # ARX's default share of epsilon for the search (its GUI's "epsilon generalization fraction")
 ARX_CHECKS = 1000  # ARX's default search step limit, in checks; its search takes checks / QIs expansions
 NOT_VERIFIABLE = ("the random sample (which rows were kept) and the exponential mechanism's draws: the file "
-                  "shows the classes, not the randomness that chose them")
+                  "shows the classes, not the randomness that chose them; the guarantee also assumes the seed "
+                  "was drawn at random and kept secret (it reproduces both; the public report leaves it out)")
 
 
 def parse_pair(value: object) -> tuple[float, float]:
