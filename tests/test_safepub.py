@@ -294,3 +294,13 @@ def test_the_public_report_of_a_dp_release_leaves_the_seed_out(adult_small: Path
     assert done.report["seed"] == 123456
     text = json.dumps(public_report(done.report))
     assert "123456" not in text and "differential-privacy" in text
+
+
+def test_a_report_whose_sample_exceeds_its_input_is_refused_by_the_checker(adult_small: Path,
+                                                                           adult_dir: Path) -> None:
+    done = anonymize(str(adult_small), config(adult_dir, seed=5))
+    changed = [dict(m, sampled_rows=3001) if m["model"] == "differential-privacy" else m
+               for m in done.report["models"]]
+    k, rules = rules_from_models(changed, False)
+    with pytest.raises(InputError, match="a sample cannot be larger than its input"):
+        check_k_anonymity(done.release, QIS, k, 1.0, rules)
