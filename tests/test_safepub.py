@@ -209,6 +209,8 @@ def test_command_line_run_check_report_and_apply(adult_small: Path, adult_dir: P
     d = next(m for m in report["models"] if m["model"] == "differential-privacy")
     assert {"epsilon_anon", "epsilon_search", "beta", "derived_k", "dp_steps", "dp_score", "not_verifiable"} <= set(d)
     assert main(["check", str(out), "--report", str(out.with_suffix(".json"))]) == 0
+    assert main(["check", str(out), "--report", str(out.with_suffix(".json")), "--differential-privacy", "2,1e-5",
+                 "--dp-search-share", "0.5"]) == 0  # a restatement as the report has it
     assert main(["check", str(out), "--qi", ",".join(QIS), "--k", "2", "--suppression", "1",
                  "--differential-privacy", "2,1e-5", "--dp-search-share", "0.5"]) == 0
     # a share that derives a larger k than the release's smallest class fails

@@ -256,9 +256,10 @@ FAMILY = ModelFamily(
                   help="the score function the search draws by: precision, discernibility or aecs (ARX's)"),
     ),
     build=build, read=read, summary=summary, order=90,
-    # epsilon and delta are restated as the report has them: a lower epsilon is not "more" for the file (it
-    # derives a smaller k); what follows from them is checked through them.
-    stricter_keys=(("epsilon_search", "derived"),
+    # epsilon, delta and the share are restated as the report has them: a lower epsilon is not "more" for the
+    # file (it derives a smaller k); what follows from them is checked through them, and the walk's steps and
+    # score do not show in the file.
+    stricter_keys=(("dp_steps", "derived"), ("dp_score", "derived"), ("epsilon_search", "derived"),
                    ("epsilon_anon", "derived"), ("beta", "derived"), ("derived_k", "derived"),
                    ("input_rows", "derived"), ("sampled_rows", "derived"), ("not_verifiable", "derived")),
 )
