@@ -221,7 +221,7 @@ def score_function(kind: str, k: int, input_rows: int, sample_rows: int, heights
 
 def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[DifferentialPrivacy]:
     eps, delta = parse_pair(values["differential_privacy"])
-    steps = values.get("dp_steps")
+    steps = values.get("dp_steps")  # None: kgen sets ARX's default from the number of QIs (`steps_for`)
     return [DifferentialPrivacy(eps, delta, float(values["dp_search_share"]),  # type: ignore[arg-type]
                                 100 if steps is None else int(steps), str(values["dp_score"]))]  # type: ignore[call-overload]
 
@@ -234,9 +234,13 @@ def read(d: Mapping[str, object]) -> DifferentialPrivacy:
 
 
 def summary(d: Mapping[str, object]) -> str:
-    return (f"({d.get('epsilon'):g}, {d.get('delta'):g})-DP: classes >= {d.get('derived_k')} rows of a sample of "
-            f"{d.get('sampled_rows')} / {d.get('input_rows')} rows (beta {d.get('beta'):.3f}); SafePub search epsilon "
-            f"{d.get('epsilon_search'):.3g}, {d.get('dp_steps')} steps by {d.get('dp_score')}")
+    def num(key: str) -> float:  # a report changed by hand may lack a figure: nan, not a TypeError
+        value = d.get(key)
+        return float(value) if is_real(value) else math.nan  # type: ignore[arg-type]
+
+    return (f"({num('epsilon'):g}, {num('delta'):g})-DP: classes >= {d.get('derived_k')} rows of a sample of "
+            f"{d.get('sampled_rows')} / {d.get('input_rows')} rows (beta {num('beta'):.3f}); SafePub search epsilon "
+            f"{num('epsilon_search'):.3g}, {d.get('dp_steps')} steps by {d.get('dp_score')}")
 
 
 FAMILY = ModelFamily(
