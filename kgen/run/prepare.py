@@ -184,9 +184,8 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         config = with_cut_points(table, config, progress)
     table, models, config = dp.for_run(table, config, models)
     columns, encoded = encode_table(table, population, config)
-    for qi in encoded.qis:
-        if qi.name in config.microaggregate:
-            leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
+    for qi in (q for q in encoded.qis if q.name in config.microaggregate):
+        leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
     evaluator = make_evaluator(encoded, models, config.suppression,
                                objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
