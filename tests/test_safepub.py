@@ -175,6 +175,8 @@ def test_checker_passes_the_release_and_fails_it_one_row_off(adult_small: Path, 
 @pytest.mark.parametrize(("given", "words"), [
     ({"algorithm": "bestfirst"}, "its own randomized search"),
     ({"l": 2, "sensitive": ["salary-class"]}, "cannot be combined with l-diversity"),
+    ({"k_map": 5, "sampling_fraction": 0.1}, "cannot be combined with k-map"),
+    ({"max_average_risk": 0.1}, "cannot be combined with average-risk"),
     ({"node": {"sex": 0, "age": 1, "race": 0, "marital-status": 0, "education": 0}}, "--node"),
     ({"time_limit": 5.0}, "--time-limit"),
     ({"suppression": 0.5}, "--suppression"),
