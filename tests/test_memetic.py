@@ -141,3 +141,13 @@ def test_auto_refuses_the_options_of_the_ga_alone_and_takes_a_preset():
     assert make_search("auto", {"preset": "kgen+"}).preset == "kgen+"
     with pytest.raises(InputError, match="unknown preset"):
         make_search("auto", {"preset": "nope"})
+
+
+def test_a_swap_may_drop_a_gene_by_several_levels_when_allowed():
+    # heights 3, 5: one level of gene 0 costs 1/3, of gene 1 1/5; (0, 2) -> (1, 0) saves 2/5 - 1/3
+    heights = (3, 5)
+    minimal = [(0, 2), (1, 0)]
+    steps = integer_step_costs(heights)[0]
+    feasible = lambda node: any(leq(m, node) for m in minimal)  # noqa: E731
+    assert drive(operators.swap_move((0, 2), (0, 0), heights, steps, [0, 1], max_drop=1), feasible) is None
+    assert drive(operators.swap_move((0, 2), (0, 0), heights, steps, [0, 1], max_drop=2), feasible) == ((1, 0), 0)
