@@ -23,7 +23,8 @@ anything else drawing from the global stream, which the GA never touches.
 Presets: `paper` is the paper's algorithm. `kgen+` (measured in docs/search.md) answers feasibility from
 predictive tags where monotonicity already decides it, pushes every new feasible individual down to a
 minimal feasible node (binary search per gene in random order), seeds the population with descents from the
-top node, and uses 40 individuals.
+top node, and uses 40 individuals. `memetic` is kgen+ with a local search on the best node after each
+generation (swap moves, then iterated-local-search kicks: `_Run.polished_population`); it is `auto`'s GA.
 """
 
 from __future__ import annotations
