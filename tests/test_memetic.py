@@ -151,3 +151,11 @@ def test_a_swap_may_drop_a_gene_by_several_levels_when_allowed():
     feasible = lambda node: any(leq(m, node) for m in minimal)  # noqa: E731
     assert drive(operators.swap_move((0, 2), (0, 0), heights, steps, [0, 1], max_drop=1), feasible) is None
     assert drive(operators.swap_move((0, 2), (0, 0), heights, steps, [0, 1], max_drop=2), feasible) == ((1, 0), 0)
+
+
+def test_differential_privacy_runs_with_the_default_search_named_auto():
+    config = Config(qi=["a"], k=2, suppression=1.0, differential_privacy="2,1e-5")
+    config.check()  # accepted: with differential privacy the default means SafePub's walk
+    assert config.algorithm == "auto"
+    with pytest.raises(InputError, match="randomized search"):
+        Config(qi=["a"], k=2, suppression=1.0, differential_privacy="2,1e-5", algorithm="ola").check()
