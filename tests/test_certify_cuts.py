@@ -13,7 +13,7 @@ from test_certify import key, up_set_problem
 
 from lattice.box import Box
 from lattice.search.base import Limits
-from lattice.search.certify import Certify, CertifyLoop, tightened_bound
+from lattice.search.certify import Certify, CertifyLoop, descend, tightened_bound
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.kgen_ga import KGen
 
@@ -145,3 +145,27 @@ def test_pair_walks_are_skipped_when_they_would_take_half_an_evaluation_limit():
     loop.pair_cuts()
     assert loop.params["pair_cuts"] == "skipped" and loop.budget.evaluations == 0
     assert Box.full(heights).size == 4**6
+
+
+@settings(max_examples=60, deadline=None)
+@given(wide_up_sets(), st.integers(0, 3))
+def test_certify_with_the_descent_as_primal_side_returns_the_exhaustive_optimum(case, seed):
+    heights, generators = case
+    certified = Certify(seed_evaluations=0, cuts=2, primal=descend).run(up_set_problem(heights, generators),
+                                                                        Limits(seed=seed))
+    assert certified.stopped == "complete"
+    assert key(certified) == key(Exhaustive().run(up_set_problem(heights, generators), Limits()))
+
+
+def test_the_descent_ends_at_a_minimal_feasible_node():
+    heights = (3, 3, 3, 3)
+    generators = [(2, 2, 2, 2), (3, 0, 3, 0)]
+    problem = up_set_problem(heights, generators)
+    loop = CertifyLoop(Certify(seed_evaluations=0), problem, Limits(), 0)
+    loop.last_maximal = [(2, 1, 3, 3)]  # maximal infeasible: raising gene 1 gives (2, 2, 3, 3), feasible
+    descend(loop)
+    found = loop.budget.best.node
+    assert problem.evaluator.predicate(found)
+    for g in range(4):
+        if found[g] > 0:
+            assert not problem.evaluator.predicate(found[:g] + (found[g] - 1,) + found[g + 1 :])

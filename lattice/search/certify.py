@@ -77,6 +77,7 @@ CLIMB_ROUNDS = 10  # `tightened_bound`'s rounds (Cargo q = 25: about 3 CPU s)
 CLIMB_WORK = 2.0  # `tightened_bound`'s CP-SAT deterministic time per solve
 FIRST_WORK = 10.0  # ... and of its first solve, `certified_bound`'s work limit (at Cargo q = 50 two units proved
 # 0.353 from a GA's cuts where `certified_bound`'s ten proved 0.426)
+BOUND_GROUP = 16  # `tightened_bound`'s group size (Cargo q = 97: 7 groups of 13-14, LOG 0.687 in about 7 CPU s)
 GROUP_CUTS = 8  # cuts per round of a group's loop (`CertifyLoop.decompose`)
 FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
 FLOAT_SLACK = 1e-9  # relative float noise allowed for when a float loss is turned into an integer cutoff
@@ -176,7 +177,8 @@ class Certify:
     groups : int
         Before the loop (and the pairs), the genes in consecutive groups of at most this many, each group
         certified on its own with the other genes at their top level (`CertifyLoop.decompose`; 0: none; only
-        for LOG and boxes of more than two groups' genes).
+        for LOG and boxes of more than 1.5 groups' free genes). 25: Cargo q = 25 is proved in about 8 CPU s,
+        so each group of Cargo q = 50 and 97 is proved on its own (q = 50: [0.747, 0.828] after 150 s).
     pairs : bool
         Before the loop, the short cuts of every pair of genes with the others at their top level
         (`CertifyLoop.pair_cuts`; skipped when they would take more than half of an evaluation limit).
@@ -193,7 +195,7 @@ class Certify:
     solver: str = "cpsat"
     solve_seconds: float = 20.0
     strategy: str = "adaptive"
-    groups: int = 16
+    groups: int = 25
     pairs: bool = True
     primal: Callable[[CertifyLoop], None] | None = None
     name: str = "certify"
@@ -256,6 +258,7 @@ class CertifyLoop:
         self.cap = search.solve_seconds
         self.incumbent: Node | None = None  # another search's best node (`preload`), evaluated first
         self.preloaded: list[Node] = []  # another search's maximal infeasible nodes (`preload`), cut after the pairs
+        self.last_maximal: list[Node] = []  # the maximal infeasible nodes of the last round's climbs (`descend`)
         self.pair_table: np.ndarray | None = None  # `pair_cuts`: [i, j, a] the highest infeasible x_j at x_i = a
         self.max_rounds: int | None = None  # `tightened_bound`: a fixed number of rounds (same answer at any load)
         self.work_limit: float | None = None  # CP-SAT deterministic time per solve (`tightened_bound`)
@@ -361,7 +364,8 @@ class CertifyLoop:
         sub-problem; for disjoint groups, the sum of the opt_G (or of their proved bounds, when a limit stops a
         group) is a lower bound on the optimum (the decomposition bound, proved here at once), and the groups'
         cuts name only their own genes (short cuts the program keeps). Cargo 2000 q = 97, groups of 16: LOG
-        0.697 in 5.7 CPU s, where the pair cuts alone prove 0.599 and a GA's cuts 0.33.
+        0.697 in 5.7 CPU s, where the pair cuts alone prove 0.599 and a GA's cuts 0.33. Each group's time share
+        is what the limit leaves, over the groups left.
         """
         free = [i for i in range(self.box.dims) if self.box.lower[i] < self.box.upper[i]]
         count = math.ceil(len(free) / size) if size > 0 else 0
@@ -371,6 +375,7 @@ class CertifyLoop:
         lower = self.box.lower
         units = self.costs.offset + sum(self.gene_cost(i, lower[i]) for i in range(self.box.dims))
         solved = 0
+        composed = list(lower)
         for g, genes in enumerate(groups):
             share = None if self.limits.time_limit is None else (
                 max(self.limits.time_limit - self.budget.seconds, 0.0) / (count - g))
@@ -379,16 +384,30 @@ class CertifyLoop:
             self.budget.check_time()
             proved = self.group_units(sub, genes)
             solved += bool(sub.params.get("optimal"))
+            if sub.budget.best is not None:
+                for i in genes:
+                    composed[i] = sub.budget.best.node[i]
             if proved is not None:
                 units += proved - sum(self.gene_cost(i, lower[i]) for i in genes)
         self.params["decomposition_bound"] = self.costs.value(units)
         self.params.update(groups=len(groups), groups_solved=solved)
         self.prove(units)
+        self.repair(tuple(composed))
+
+    def repair(self, x: Node) -> None:
+        """A primal step from the groups' own best levels put together (`decompose`): feasible, a candidate;
+        infeasible (the groups interact), climbed to a maximal infeasible node and repaired by `descend`."""
+        if self.feasible(x):
+            self.budget.evaluate(x)
+            return
+        self.last_maximal = [self.maximal_above(x, self.by_height)]
+        self.tags.tag(self.last_maximal[0], False)
+        descend(self)
 
     def decomposes(self) -> bool:
-        """Whether `initialize` runs `decompose`: LOG (integer costs) and more than two groups' free genes."""
+        """Whether `initialize` runs `decompose`: LOG (integer costs) and over 1.5 groups' free genes."""
         free = sum(a < b for a, b in zip(self.box.lower, self.box.upper))
-        return self.search.groups > 0 and self.costs.exact and free > 2 * self.search.groups
+        return self.search.groups > 0 and self.costs.exact and free > 1.5 * self.search.groups
 
     def group_loop(self, genes: Sequence[int], seconds: float | None) -> CertifyLoop:
         """The certified loop of one group (`decompose`): the box of this loop with every other gene fixed at
@@ -398,7 +417,9 @@ class CertifyLoop:
         problem = replace(self.problem, evaluator=BudgetEvaluator(self.budget), box=box)
         search = replace(self.search, groups=0, primal=None, seed_evaluations=0, name="group",
                          cuts=min(self.search.cuts, GROUP_CUTS))
-        return CertifyLoop(search, problem, Limits(None, seconds, self.limits.seed), 0)
+        sub = CertifyLoop(search, problem, Limits(None, seconds, self.limits.seed), 0)
+        sub.work_limit = self.work_limit  # `tightened_bound`'s solves: the same work whatever the load
+        return sub
 
     def group_units(self, sub: CertifyLoop, genes: Sequence[int]) -> int | None:
         """What a group's loop proved of its genes' cost (`decompose`), in cost units: the cost of the
@@ -474,7 +495,7 @@ class CertifyLoop:
 
         Why: the cut of m is implied by the cut of any infeasible node above m, and a pair cut's node lies above
         m when m_j <= table[i, j, m_i] for some genes i != j: a GA's infeasible nodes are mostly such low nodes
-        (dropping them keeps the program small; Cargo 2000 q = 97: 4,863 of a GA's ... )."""
+        (dropping them keeps the program small)."""
         table = self.pair_table
         if table is None or not nodes:
             return list(nodes)
@@ -561,7 +582,8 @@ class CertifyLoop:
             order = self.genes[:]
             self.rng.shuffle(order)
             orders.append(order)
-        for m in [self.maximal_above(x, order) for order in orders]:
+        self.last_maximal = [self.maximal_above(x, order) for order in orders]
+        for m in self.last_maximal:
             self.tags.tag(m, False)
 
     def feasible(self, x: Node) -> bool:
@@ -684,7 +706,7 @@ def certified_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
 def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluated | None,
                     seconds: float = CLIMB_SECONDS, strategy: str = "adaptive", seed: int = 0,
                     rounds: int | None = CLIMB_ROUNDS, work_limit: float | None = CLIMB_WORK,
-                    groups: int = 16, pairs: bool | None = None, group_rounds: int = 0) -> dict:
+                    groups: int | None = None, pairs: bool | None = None, group_rounds: int = 0) -> dict:
     """A tighter lower bound beside a heuristic answer: the certified search's loop, started from the search's
     own infeasible evaluations and best node, for `rounds` rounds (each solve within `work_limit` units of
     CP-SAT's deterministic time), `seconds` a wall-clock safety net.
@@ -698,7 +720,8 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     as the loop's (every cut comes from an evaluated infeasible node), so it needs what the loop needs
     (monotone feasibility and loss, LOG or a separable loss); elsewhere it is `certified_bound`'s.
     Before the rounds (issue 30): the short cuts of every pair of genes (`pairs`; by default where no
-    decomposition runs) and, on more than 2 `groups` free genes, the decomposition bound
+    decomposition runs) and, with groups of `groups` genes (default BOUND_GROUP where the box has more than
+    three groups' worth of free genes, else none), the decomposition bound
     (`CertifyLoop.decompose`), after which `group_rounds` rounds replace `rounds` (at Cargo q = 97 one
     round's solve costs more than the whole decomposition). Cargo 2000, k = 2, 0.5 %, beside kgen+'s 5,000
     evaluations: q = 25 0.781 beside 0.8307 in 1.9 CPU s; q = 97 0.68-0.69 beside 0.858 in about 7 CPU s.
@@ -710,6 +733,9 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
         require_certifiable(problem, "a tightened bound", loop=True)
     except InputError:
         return certified_bound(problem, infeasible, found)
+    if groups is None:  # groups of BOUND_GROUP genes where there are three groups' worth, else none
+        free = sum(a < b for a, b in zip(problem.box.lower, problem.box.upper))
+        groups = BOUND_GROUP if free > 3 * BOUND_GROUP else 0
     search = Certify(seed_evaluations=0, strategy=strategy, groups=groups, pairs=bool(pairs), name="bound")
     loop = CertifyLoop(search, problem, Limits(None, seconds, seed), 0)
     decomposes = loop.decomposes()
@@ -737,3 +763,30 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     if lower is None:
         record["note"] = "the bound's loop found no bound within its time limit"
     return record
+
+
+def descend(loop: CertifyLoop) -> None:
+    """A primal side for `Certify.primal`: from the first maximal infeasible node m of the round's climbs, the
+    cheapest gene raised one level (feasible, m being maximal), then every gene lowered, costliest step first,
+    to the lowest level that stays feasible (a binary search per gene): a minimal feasible node near the
+    program's solution, whose cost may lower the cutoff. It only evaluates nodes, so the proof stays sound."""
+    if not loop.last_maximal:
+        return
+    m, upper, steps = loop.last_maximal[0], loop.box.upper, loop.costs.steps
+    open_genes = [g for g in loop.genes if m[g] < upper[g]]
+    if not open_genes:
+        return
+    y = list(m)
+    raised = min(open_genes, key=lambda g: (steps[g][m[g]], g))
+    y[raised] += 1
+    for g in sorted(loop.genes, key=lambda g: (-(steps[g][y[g] - 1] if y[g] > 0 else 0), g)):
+        lo, hi = loop.box.lower[g] - 1, y[g]  # lo: known infeasible (or below the box), hi: feasible
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            y[g] = mid
+            if loop.feasible(tuple(y)):
+                hi = mid
+            else:
+                lo = mid
+        y[g] = hi
+    loop.budget.evaluate(tuple(y))
