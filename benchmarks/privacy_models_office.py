@@ -2,7 +2,7 @@
 exact search and the GA: optimum LOG, classes, suppressed rows and CPU seconds, each release re-checked by the
 model's independent rule (kgen/check/rules/) on the released table's own strings.
 
-    python -m benchmarks.privacy_models_office [--output results/privacy-models.md]
+    python -m benchmarks.privacy_models_office [--output results/privacy-models.md] [--only population]
 
 CPU seconds (process time) of the search alone, from a cold evaluator cache; the machine is shared, so wall
 time would say little.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,13 +22,17 @@ import numpy as np
 from benchmarks.common import ADULT_QIS, DATA, machine, markdown
 from fitness.models import KAnonymity
 from fitness.privacy.average_risk import AverageRisk
+from fitness.privacy.common import TableRef
 from fitness.privacy.disclosure import DeltaDisclosure
 from fitness.privacy.hierarchical_t import HierarchicalTCloseness
 from fitness.privacy.kmap import KMap
+from fitness.privacy.kmap_population import KMapPopulation
 from fitness.privacy.likeness import BetaLikeness
-from kgen.check.kanonymity import group_codes, suppressed_mask
-from kgen.check.rules import average_risk, disclosure, hierarchical_t, kmap, likeness
+from fitness.privacy.presence import DeltaPresence
+from kgen.check.kanonymity import check_k_anonymity, group_codes, suppressed_mask
+from kgen.check.rules import average_risk, disclosure, hierarchical_t, kmap, likeness, rules_from_models
 from kgen.io.table import read_csv
+from kgen.report.provenance import sha256_file
 from kgen.run.config import Config
 from kgen.run.pipeline import finish
 from kgen.run.prepare import prepare
@@ -75,6 +80,52 @@ def cases() -> list[tuple[str, list, Callable]]:
     ]
 
 
+def population_cases(folder: Path) -> list[tuple[str, list, Path, dict]]:
+    """(label, models, input, Config fields) of delta-presence and k-map with a population: a research subset
+    / sample of 10 % of Adult's rows (seeded, written to `folder`), Adult itself the population."""
+    adult = DATA / "adult" / "adult.csv"
+    lines = adult.read_text(encoding="utf-8").splitlines(keepends=True)
+    chosen = np.sort(np.random.default_rng(0).choice(len(lines) - 1, (len(lines) - 1) // 10, replace=False))
+    subset = folder / "adult_subset.csv"
+    subset.write_text(lines[0] + "".join(lines[1 + i] for i in chosen), encoding="utf-8")
+    subset_ref, population_ref = TableRef(str(subset), sha256_file(subset)), TableRef(str(adult), sha256_file(adult))
+    return [
+        ("--delta-presence 0.05,0.15 --research-subset (10 % of the rows)",
+         [KAnonymity(1), DeltaPresence(0.05, 0.15, subset_ref)], adult,
+         {"delta_presence": "0.05,0.15", "research_subset": str(subset)}),
+        ("--k-map 10 --population adult.csv (input: the 10 % sample)",
+         [KAnonymity(1), KMapPopulation(10, population_ref)], subset, {"k_map": 10, "population": str(adult)}),
+    ]
+
+
+def population_check(done: object) -> bool:
+    """The independent rules of the population models, on the release with its report (node, hierarchies)."""
+    report = done.report  # type: ignore[attr-defined]
+    k, rules = rules_from_models(report["models"], dropped=False)
+    return check_k_anonymity(done.release, list(ADULT_QIS), k, SUPPRESSION, rules,  # type: ignore[attr-defined]
+                             {"report": report}).passed
+
+
+def run_case(label: str, prepared: object, check: Callable, rows: list) -> None:
+    """Every search of `searches` on one prepared problem, a row each."""
+    monotone = prepared.evaluator.monotone_feasibility  # type: ignore[attr-defined]
+    for name, search, limits in searches(monotone):
+        prepared.evaluator.clear_cache()  # type: ignore[attr-defined]
+        start = time.process_time()
+        result = search.run(prepared.problem(), limits)  # type: ignore[attr-defined]
+        seconds = time.process_time() - start
+        stopped = getattr(result.stopped, "value", result.stopped)
+        if result.best is None:
+            rows.append((label, name, "none", "", "", "", result.evaluations, f"{seconds:.1f}", stopped, ""))
+            continue
+        done = finish(prepared, result)  # type: ignore[arg-type]
+        best = result.best
+        rows.append((label, name, str(tuple(best.node)).replace(" ", ""), f"{best.log:.4f}", best.classes,
+                     best.suppressed, result.evaluations, f"{seconds:.1f}", stopped,
+                     "PASS" if check(done) else "FAIL"))
+        print(rows[-1], flush=True)
+
+
 def searches(monotone: bool) -> list[tuple[str, object, Limits]]:
     exact = [("exhaustive", Exhaustive()), ("bestfirst", BestFirst()), ("ola", OLA()), ("incognito", Incognito())]
     if monotone:
@@ -85,32 +136,25 @@ def searches(monotone: bool) -> list[tuple[str, object, Limits]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", type=Path, help="also write the table (Markdown) here")
+    parser.add_argument("--only", choices=("population",), help="only delta-presence and k-map with a population")
     args = parser.parse_args(argv)
     table = read_csv(DATA / "adult" / "adult.csv")
-    rows = []
-    for label, models, check in cases():
-        config = Config(qi=list(ADULT_QIS), k=1, suppression=SUPPRESSION, sensitive=[SENSITIVE],
+    rows: list = []
+    for label, models, check in [] if args.only else cases():
+        config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
                         hierarchy_dir=str(DATA / "adult"))
-        prepared = prepare(table, config, models)
-        monotone = prepared.evaluator.monotone_feasibility
-        for name, search, limits in searches(monotone):
-            prepared.evaluator.clear_cache()
-            start = time.process_time()
-            result = search.run(prepared.problem(), limits)  # type: ignore[attr-defined]
-            seconds = time.process_time() - start
-            stopped = getattr(result.stopped, "value", result.stopped)
-            if result.best is None:
-                rows.append((label, name, "none", "", "", "", result.evaluations, f"{seconds:.1f}", stopped, ""))
-                continue
-            done = finish(prepared, result)
-            released = done.release
+
+        def released_check(done: object, check: Callable = check) -> bool:
+            released = done.release  # type: ignore[attr-defined]
             classes = group_codes(released, list(ADULT_QIS))
-            kept = ~suppressed_mask(released, list(ADULT_QIS))
-            best = result.best
-            rows.append((label, name, str(tuple(best.node)).replace(" ", ""), f"{best.log:.4f}", best.classes,
-                         best.suppressed, result.evaluations, f"{seconds:.1f}", stopped,
-                         "PASS" if check(classes, kept, released) else "FAIL"))
-            print(rows[-1], flush=True)
+            return bool(check(classes, ~suppressed_mask(released, list(ADULT_QIS)), released))
+
+        run_case(label, prepare(table, config, models), released_check, rows)
+    with tempfile.TemporaryDirectory() as folder:
+        for label, models, data, fields in population_cases(Path(folder)):
+            config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
+                            hierarchy_dir=str(DATA / "adult"), **fields)
+            run_case(label, prepare(read_csv(data), config, models), population_check, rows)
     headers = ("model (k = 1, suppression 1 %)", "search", "node", "LOG", "classes", "suppressed", "evaluations",
                "CPU s", "stopped", "rule check")
     text = (f"Adult ({table.n} rows), QIs {', '.join(ADULT_QIS)}; sensitive {SENSITIVE}; suppression limit "

@@ -100,11 +100,16 @@ class EncodedQI:
 @dataclass(frozen=True, eq=False)
 class EncodedTable:
     """The rows as codes: one EncodedQI per quasi-identifier (in lattice order) and the sensitive
-    attributes as dense codes with their labels."""
+    attributes as dense codes with their labels.
+
+    `population`, when a model compares the release with a population (delta-presence, k-map with a population
+    table: `fitness.privacy.presence`), is the population's rows encoded with the same codes and labels (made
+    by `select_rows` of one joint encoding): the evaluator counts both per class. None on the common path."""
 
     n: int
     qis: tuple[EncodedQI, ...]
     sensitive: dict[str, tuple[np.ndarray, tuple[str, ...]]] = field(default_factory=dict)
+    population: EncodedTable | None = None
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def derived(self, key: Hashable, build: Callable[[], T]) -> T:

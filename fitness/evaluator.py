@@ -161,6 +161,10 @@ class NodeEvaluator:
         self.kernel = kernel
         self.runner = runner
         self.needs_rows = any(m.needs_rows for m in self.models) or self.objective.needs_rows
+        # a model that compares with a population (delta-presence, exact k-map) reads its counts per class
+        self.needs_population = any(getattr(m, "needs_population", False) for m in self.models)
+        if self.needs_population and table.population is None:
+            raise ValueError("a population model needs the population's rows (EncodedTable.population)")
         self.sizes_only = not self.needs_rows
         self.floor = max((m.min_class_size for m in self.models), default=1)
         self.state = EvaluationState(RollupCache(table))
@@ -198,8 +202,15 @@ class NodeEvaluator:
         Returns
         -------
         Partition
-            Every class of the node, suppressed or not.
+            Every class of the node, suppressed or not (with the population's counts per class when a model
+            needs them: then always the fast kernel, which counts both memberships on one key).
         """
+        if self.needs_population:
+            population = self.table.population
+            assert population is not None
+            columns, cards = self.table.columns(node)
+            return kernel.partition_with_population(columns, population.columns(node)[0], cards, self.table.n,
+                                                    population.n)
         if self.kernel == "bitset":
             return self.support_map.partition(node, with_rows)
         columns, cards = self.table.columns(node)

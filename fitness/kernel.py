@@ -221,3 +221,21 @@ def partition(columns: Sequence[np.ndarray], cards: Sequence[int], n: int, with_
         sizes, _, ids = group(columns, cards, n, with_ids=True)
         return Partition(sizes, ids)
     return Partition(class_sizes(columns, cards, n))
+
+
+def partition_with_population(columns: Sequence[np.ndarray], population: Sequence[np.ndarray],
+                              cards: Sequence[int], n: int, m: int) -> Partition:
+    """The classes of `n` released rows (`columns`) with, per class, the number of the `m` population rows
+    (`population`, the same codes) that fall in it: one key over both, counted per membership. Classes only
+    the population has are not classes of the release and are dropped; `rows` maps released rows.
+
+    Why one grouping and not two: the class of a released row and of a population row must be the same
+    numbered class, which a joint key gives for free."""
+    joint = [np.concatenate((np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)))
+             for a, b in zip(columns, population)]
+    _, _, ids = group(joint, cards, n + m, with_ids=True)
+    released = np.bincount(ids[:n], minlength=int(ids.max()) + 1 if ids.size else 0)
+    counted = np.bincount(ids[n:], minlength=released.size)
+    keep = released > 0
+    renumber = np.cumsum(keep) - 1
+    return Partition(released[keep], renumber[ids[:n]], counted[keep], int(keep.size - keep.sum()))

@@ -14,10 +14,14 @@ class Partition:
     `sizes[c]` is the size of class c (every class non-empty). `rows`, when present, gives each row's class
     (so `np.bincount(rows) == sizes`); kernels fill it only when a privacy model needs it.
     Class numbering is kernel-specific: compare partitions by their sorted sizes or by the grouping of rows.
+    `population[c]`, when the table carries a population (`EncodedTable.population`), is the number of
+    population rows that generalize to class c's tuple; `sizes` counts the released rows only.
     """
 
     sizes: np.ndarray
     rows: np.ndarray | None = None
+    population: np.ndarray | None = None
+    population_only: int = 0  # classes of the population with no released row (not classes of the release)
 
     @property
     def count(self) -> int:

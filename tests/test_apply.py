@@ -191,7 +191,7 @@ def tamper(report: dict, change: str) -> dict:
         r["l"] = 2
         r["models"].append({"model": "l-diversity", "variant": "distinct", "l": 2, "sensitive": "name"})
     elif change == "unknown model":
-        r["models"].append({"model": "delta-presence", "d": 1})
+        r["models"].append({"model": "no-such-model", "d": 1})  # delta-presence is a model since issue 27
     elif change == "suppression limit text":
         r["suppression_limit"] = "0.1"
     elif change == "quasi-identifiers empty":

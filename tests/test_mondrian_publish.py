@@ -305,3 +305,108 @@ def test_mondrian_risk_comes_from_the_recorded_class_sizes_and_equals_the_releas
     grouped = risk_report(read_csv(tmp_path / "out.csv"), ["age", "zip"])
     assert report["risk"] == json.loads(json.dumps(grouped))
     assert report["risk"]["smallest_class"] >= 4 and report["risk"]["classes"] == report["classes"]
+
+
+def write_city_table(path: Path, encoding: str, rows: int = 120) -> Path:
+    """A table whose text QI has non-ASCII values (Zürich, Genève), saved in `encoding` as Excel would."""
+    cities = ["Zürich", "Genève", "Bern", "Lugano"]
+    lines = ["age,city,disease"] + [f"{20 + i % 50},{cities[i % 4]},d{i % 3}" for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n", encoding=encoding)
+    return path
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_mondrian_reads_an_input_in_the_given_encoding_and_writes_utf8(tmp_path: Path, encoding: str) -> None:
+    """`--encoding` on `kgen mondrian` and `mondrian-check`, as on anonymize: the text QI's values come back
+    whole in the UTF-8 release (before: Mondrian read only UTF-8 and refused such a file)."""
+    data = write_city_table(tmp_path / "people.csv", encoding)
+    out = tmp_path / "out.csv"
+    assert main(["mondrian", "--keep-unnamed", str(data), "--qi", "age,city", "--k", "5", "--encoding", encoding,
+                 "--output", str(out), "--quiet"]) == 0
+    released = out.read_text(encoding="utf-8")
+    assert "Zürich" in released and "Genève" in released
+    assert strict_json(tmp_path / "out.json")["verified"]["passed"] is True
+    code, stdout, _ = run_cli("mondrian-check", str(data), str(out), "--qi", "age,city", "--k", "5",
+                              "--encoding", encoding)
+    assert code == 0 and stdout.startswith("PASS")
+
+
+def test_a_latin1_input_without_encoding_is_one_line_naming_the_option(tmp_path: Path) -> None:
+    data = write_city_table(tmp_path / "people.csv", "latin-1")
+    code, stdout, stderr = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,city", "--k", "5",
+                                   "--output", str(tmp_path / "out.csv"))
+    assert code == 2 and len(stderr.strip().splitlines()) == 1 and "--encoding" in stderr
+    assert "Traceback" not in stderr and not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.slow
+def test_distributed_mondrian_tasks_read_their_fragments_in_the_given_encoding(tmp_path: Path) -> None:
+    """The encoding travels with the Source to every Dask task: the parts hold the same UTF-8 values, and the
+    run's own check of the parts against the Latin-1 original passes."""
+    pytest.importorskip("distributed")
+    data = write_city_table(tmp_path / "people.csv", "latin-1", rows=400)
+    out = tmp_path / "parts"
+    code, _, stderr = run_cli("mondrian", "--keep-unnamed", str(data), "--qi", "age,city", "--k", "5",
+                              "--encoding", "latin-1", "--workers", "2", "--output", str(out), "--quiet")
+    assert code == 0, stderr
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.glob("part-*.csv")))
+    assert "Zürich" in text and "Genève" in text
+    assert strict_json(tmp_path / "parts.json")["verified"]["passed"] is True
+
+
+def test_mondrian_reads_an_excel_workbook_and_checks_the_release_against_it(tmp_path: Path) -> None:
+    """An `.xlsx` input, as `kgen anonymize` reads it (before: "is not UTF-8 text"): the centralized run and
+    its independent check read the first sheet as text; `mondrian-check` passes on it and fails at k + 1."""
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "city", "disease"])
+    for i in range(60):
+        sheet.append([20 + i % 30, ["Zürich", "Bern", "Genève"][i % 3], f"d{i % 2}"])
+    book.save(tmp_path / "people.xlsx")
+    out = tmp_path / "out.csv"
+    assert main(["mondrian", "--keep-unnamed", str(tmp_path / "people.xlsx"), "--qi", "age,city", "--k", "4",
+                 "--output", str(out), "--quiet"]) == 0
+    assert strict_json(tmp_path / "out.json")["verified"]["passed"] is True
+    assert "Zürich" in out.read_text(encoding="utf-8")
+    code, stdout, _ = run_cli("mondrian-check", str(tmp_path / "people.xlsx"), str(out), "--qi", "age,city",
+                              "--k", "4")
+    assert code == 0 and stdout.startswith("PASS"), stdout
+    smallest = int(stdout.split("smallest ")[1].split(",")[0])
+    code, stdout, _ = run_cli("mondrian-check", str(tmp_path / "people.xlsx"), str(out), "--qi", "age,city",
+                              "--k", str(smallest + 1))
+    assert code == 1 and stdout.startswith("FAIL")
+
+
+def test_two_excel_workbooks_are_one_line(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    for name in ("a.xlsx", "b.xlsx"):
+        book = openpyxl.Workbook()
+        book.active.append(["age"])
+        book.save(tmp_path / name)
+    code, _, stderr = run_cli("mondrian", "--keep-unnamed", str(tmp_path / "*.xlsx"), "--qi", "age", "--k", "2",
+                              "--output", str(tmp_path / "out.csv"))
+    assert code == 2 and "more than one Excel workbook" in stderr and len(stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # a 600,000-row table: over 2 s
+def test_mondrian_out_of_memory_is_one_line_with_mondrian_advice(tmp_path: Path) -> None:
+    """A Mondrian run that the address-space limit cannot hold: exit 5, one line naming the file and Mondrian's
+    own way out (--workers), never the anonymize-only --jobs / --max-evaluations, no traceback, no output."""
+    pytest.importorskip("resource")
+    rows = ["a,b,c,d"] + [f"{i},{i * 7 % 1000},{i % 97},{i % 13}" for i in range(600_000)]
+    source = tmp_path / "big.csv"
+    source.write_text("\n".join(rows) + "\n")
+    script = ("import resource, sys, numpy, pandas, pyarrow, kgen.cli.main, kgen.mondrian.core\n"
+              "from kgen.cli.main import main\n"
+              "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+              "limit = used + 60 * 2**20\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    out = subprocess.run([sys.executable, "-c", script, "mondrian", "--keep-unnamed", str(source), "--qi", "a,b,c",
+                          "--k", "2", "--output", str(tmp_path / "o.csv")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 5, out.stderr[-2000:]
+    assert "out of memory" in out.stderr and str(source) in out.stderr and "--workers" in out.stderr
+    assert "--jobs" not in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.csv").exists()

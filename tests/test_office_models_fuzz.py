@@ -26,9 +26,13 @@ MODELS = {
     "delta": ["--delta-disclosure", "1.5"],
     "population-uniqueness": ["--max-population-uniqueness", "0.2", "--sampling-fraction", "0.3"],
     "t-hierarchical": ["--t-closeness", "0.4", "--t-distance", "hierarchical", "--t-hierarchy", "DISEASES"],
+    "delta-presence": ["--delta-presence", "0.2,0.7", "--research-subset", "SUBSET"],
+    "k-map-population": ["--k-map", "3", "--population", "POPULATION"],
 }
+# checked against their reports (the population is counted at the report's node with its saved hierarchies)
+WITH_REPORT = {"delta-presence", "k-map-population"}
 DISEASES = "flu;ill;*\ncold;ill;*\nnone;well;*\n"  # the hierarchy file --t-hierarchy names
-MONOTONE = {"average-risk", "k-map", "k-map-ztp"}
+MONOTONE = {"average-risk", "k-map", "k-map-ztp", "k-map-population"}
 
 
 @st.composite
@@ -54,14 +58,19 @@ def run_and_check(tmp_path: Path, lines: list[str], algorithm: str, model: str, 
     output = tmp_path / f"out-{algorithm}-{model}.csv"
     output.unlink(missing_ok=True)
     (tmp_path / "diseases.csv").write_text(DISEASES, encoding="utf-8")
-    flags = [str(tmp_path / "diseases.csv") if flag == "DISEASES" else flag for flag in MODELS[model]]
+    # the research subset: every other row of the input; the population: the input's rows twice
+    (tmp_path / "subset.csv").write_text("\n".join([lines[0], *lines[1::2]]) + "\n", encoding="utf-8")
+    (tmp_path / "population.csv").write_text("\n".join([*lines, *lines[1:]]) + "\n", encoding="utf-8")
+    files = {"DISEASES": "diseases.csv", "SUBSET": "subset.csv", "POPULATION": "population.csv"}
+    flags = [str(tmp_path / files[flag]) if flag in files else flag for flag in MODELS[model]]
     base = ["--qi", "age,zip", "--k", "1", "--sensitive", "disease", "--suppression", str(suppression), *flags]
     code = quiet(["anonymize",
                   "--allow-k1",
                   "--keep-unnamed", str(data), *base, "--hierarchy", "age=decimal,zip=mask", "--algorithm", algorithm,
                   "--max-evaluations", "300", "--time-limit", "20", "--output", str(output)])
     if code == 0:
-        assert quiet(["check", str(output), *base]) == 0
+        report = ["--report", str(output.with_suffix(".json"))] if model in WITH_REPORT else base
+        assert quiet(["check", str(output), *report]) == 0
         return code
     assert not output.exists()
     if code == 2:  # the certified search needs monotone feasibility

@@ -57,7 +57,8 @@ EVERY_OPTION = [
     "zero-truncated-poisson", "--k-map-significance", "0.05", "--max-average-risk", "0.1", "--keep", "c", "--allow-k1",
     "--encoding", "latin-1", "--local-recoding", "--microaggregate", "a=mean", "--min-level", "a=1",
     "--max-level", "b=2", "--weight", "a=2", "--node", "a=1,b=0", "--t-hierarchy", "s.csv",
-    "--max-population-uniqueness", "0.1", "--uniqueness-model", "zayatz",
+    "--max-population-uniqueness", "0.1", "--uniqueness-model", "zayatz", "--population", "p.csv",
+    "--delta-presence", "0,0.5", "--research-subset", "m",
 ]
 
 

@@ -392,3 +392,44 @@ def test_planted_summary_counting_written_rows_as_released_is_caught(tmp_path, c
     monkeypatch.setattr(summarizing, "released_text", lambda r: f"{r['rows']} rows, {r['rows_written']} released")
     with pytest.raises(AssertionError):
         test_the_summary_counts_released_and_suppressed_rows_as_the_report_does(tmp_path, capsys)
+
+
+def parts_text(folder: Path) -> Path:
+    """The parts of a folder release joined into one file, for `leaks` (which reads one release file)."""
+    joined = folder.parent / f"{folder.name}-joined.csv"
+    joined.write_text("".join(p.read_text(encoding="utf-8").replace(",", ";") for p in sorted(folder.glob("part-*"))),
+                      encoding="utf-8")
+    return joined
+
+
+@pytest.mark.slow  # a Dask LocalCluster: over 2 s
+def test_the_public_report_of_partitioned_and_distributed_mondrian_leaks_nothing(published: dict) -> None:
+    """The two folder releases (`anonymize --partitioned`, `mondrian --workers`) write a public report too, and it
+    holds no path, hierarchy row or input value: a distributed Mondrian's fragment conditions name cut values
+    and hierarchy leaves of the input, which the public report must not carry."""
+    pytest.importorskip("distributed")
+    pytest.importorskip("pandas")
+    p = published
+    folder = p["folder"]
+    rows = [(f"P{i}", str(20 + i % 40), f"123{4 + i % 6}", "flu" if i % 3 else "cold", "Bern")
+            for i in range(240)]
+    data = write(folder / "many.csv", rows)
+    hierarchy = folder / "h_zip.csv"
+    public = folder / "public-parts.json"
+    assert run("anonymize", data.resolve(), "--qi", "age,zip", "--k", "5", "--identifier", "name", "--keep",
+               "dx,city", "--hierarchy", f"zip={hierarchy.resolve()}", "--partitioned", "--output",
+               (folder / "parts").resolve(), "--public-report", public.resolve(), "--quiet") == 0
+    inputs = {cell for r in rows for cell in r} | p["inputs"]
+    report = json.loads(public.read_text(encoding="utf-8"))
+    assert report["public"] is True and report["verified"]["passed"] is True
+    assert leaks(report, parts_text(folder / "parts"), inputs, folder) == []
+    public = folder / "public-fragments.json"
+    assert run("mondrian", data.resolve(), "--qi", "age,zip", "--k", "5", "--identifier", "name", "--keep",
+               "dx,city", "--hierarchy", f"zip={hierarchy.resolve()}", "--workers", "2", "--output",
+               (folder / "fragments").resolve(), "--public-report", public.resolve(), "--quiet") == 0
+    report = json.loads(public.read_text(encoding="utf-8"))
+    assert report["public"] is True and report["verified"]["passed"] is True
+    assert leaks(report, parts_text(folder / "fragments"), inputs, folder) == []
+    full = json.loads((folder / "fragments.json").read_text(encoding="utf-8"))
+    assert all("condition" in f for f in full["fragments"])  # the cut values of the input, in the full report only
+    assert all(set(f) == {"part", "rows", "sha256"} for f in report["fragments"])

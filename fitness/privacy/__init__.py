@@ -25,7 +25,7 @@ from fitness.parameters import Constraint
 from lattice.errors import InputError
 
 # The kinds of file a parameter may name (`Parameter.resource`), each read by kgen into the object `build` gets.
-RESOURCES = ("hierarchy",)
+RESOURCES = ("hierarchy", "table")
 STRICTER = ("higher", "lower")  # and, in `ModelFamily.stricter_keys` only, "derived": a figure not compared
 
 
@@ -50,8 +50,9 @@ class Parameter:
     required : bool
         The command line must give it (k: a release's k is never a silent default there).
     resource : str or None
-        A kind of `RESOURCES` ("hierarchy"): the value given (command line, run.toml, Config, the report) is a
-        file's path, which kgen reads into an object (a `lattice.hierarchy.Hierarchy`) before `build` and before
+        A kind of `RESOURCES` ("hierarchy", "table"): the value given (command line, run.toml, Config, the report)
+        is a file's path, which kgen reads into an object (a `lattice.hierarchy.Hierarchy`; for a table its
+        `fitness.privacy.common.TableRef`, the rows going to `EncodedTable.population`) before `build` and before
         `read` (fitness reads no files); the report records the file's SHA-256, `kgen apply` re-reads it.
     stricter : {"higher", "lower"} or None
         Which way the parameter asks more of a release (k: higher; t: lower): `kgen check --report` accepts a

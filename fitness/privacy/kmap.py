@@ -29,7 +29,7 @@ from fitness.models import CountRule, MeasureRule
 from fitness.parameters import Constraint, is_real, require_whole
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
-from fitness.privacy.common import SAMPLING_FRACTION
+from fitness.privacy.common import K_MAP, SAMPLING_FRACTION
 from lattice.errors import InputError
 
 ESTIMATORS = ("poisson", "zero-truncated-poisson")
@@ -134,9 +134,14 @@ class KMap:
 
 
 def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[KMap]:
+    if values.get("population") is not None:  # exact counts: the k-map-population family builds that model
+        if values.get("sampling_fraction") is not None:
+            raise InputError("--k-map takes --population FILE (exact counts) or --sampling-fraction F (estimated), "
+                             "not both")
+        return []
     if values.get("sampling_fraction") is None:
-        raise InputError("--k-map needs --sampling-fraction F (sample rows / population rows): the population's "
-                         "class sizes are estimated from the sample")
+        raise InputError("--k-map needs --population FILE (the population table: exact counts) or "
+                         "--sampling-fraction F (sample rows / population rows: estimated)")
     return [KMap(values["k_map"], values["sampling_fraction"], str(values["k_map_estimator"]),  # type: ignore[arg-type]
                  values["k_map_significance"])]  # type: ignore[arg-type]
 
@@ -154,9 +159,7 @@ def summary(d: Mapping[str, object]) -> str:
 FAMILY = ModelFamily(
     name="k-map",
     parameters=(
-        Parameter("k_map", Constraint("k of k-map", "whole", low=1, optional=True), metavar="K", stricter="higher",
-                  help="k-map: every released class matches >= K population records, estimated from the sample "
-                       "(needs --sampling-fraction)"),
+        K_MAP,
         SAMPLING_FRACTION,
         Parameter("k_map_estimator", Constraint("k-map estimator", "choice", choices=ESTIMATORS), default="poisson",
                   help="how k-map estimates population class sizes (ARX's): poisson or zero-truncated-poisson"),

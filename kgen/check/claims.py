@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from kgen.check.kanonymity import SUPPRESSED, CheckResult, ClassRule, check_k_anonymity, suppressed_mask
+from kgen.check.population import normalized_values
 from kgen.check.rules import RULES, rules_from_models
 from kgen.check.verify import unescaped
 from kgen.io import hierarchies as loading
@@ -155,10 +156,11 @@ def weaker_restatement(claims: Claims, qis: Sequence[str], suppression: float | 
     return None
 
 
-def check_models(table: Table, claims: Claims, verdict: Verdict) -> CheckResult:
-    """k, every rule and the suppression limit, as the report states them."""
+def check_models(table: Table, claims: Claims, verdict: Verdict, report: Mapping | None = None) -> CheckResult:
+    """k, every rule and the suppression limit, as the report states them (the rules that count a population
+    read the `report`: its node and saved hierarchies)."""
     result = check_k_anonymity(table, claims.qis, claims.k, 0.0 if claims.dropped else claims.suppression,
-                               claims.rules)
+                               claims.rules, {"report": report} if report is not None else None)
     shown = []
     for d in claims.models:
         rule = RULES[str(d["model"])]
@@ -265,19 +267,6 @@ def saved_hierarchy(report: Mapping, qi: str, source: str, original: Table | Non
     return None
 
 
-def normalized_values(values: Sequence[str], tokens: Sequence[str]) -> tuple[list[str], str | None]:
-    """A QI column's distinct values as a run builds its hierarchy from them: stripped, sorted, without the
-    missing tokens; and the one token that stands for missing (the configured token occurring most often,
-    ties to the first configured). Written again on purpose (the checker shares nothing with the run)."""
-    counts: dict[str, int] = {}
-    for value in (values.tolist() if isinstance(values, CodedColumn) else values):
-        text = str(value).strip()
-        counts[text] = counts.get(text, 0) + 1
-    present = [t for t in tokens if counts.get(t, 0) > 0]
-    token = max(present, key=lambda t: (counts[t], -list(tokens).index(t))) if present else None
-    return sorted(v for v in counts if v not in set(tokens)), token
-
-
 def hierarchy_files(report: Mapping, given: Mapping[str, str], verdict: Verdict) -> dict[str, str]:
     """Each QI's hierarchy file (given, else the one the report names when it exists), checked against the
     report's SHA-256 of it; only matching files are returned."""
@@ -377,7 +366,7 @@ def verify_report(report: Mapping, source: str, release: Table, release_path: st
         check_file("input", original[1], prov.get("input"), verdict)
     table = unescaped(release) if claims.escaped else release
     check_columns(table, claims, verdict)
-    result = check_models(table, claims, verdict)
+    result = check_models(table, claims, verdict, report)
     check_counts(result, report, verdict)
     files = hierarchy_files(report, given or {}, verdict)
     check_node(table, report, claims, source, original[0] if original else None, files, verdict)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -267,7 +267,7 @@ def rule_violations(rule: SensitiveRule, measures: dict[str, np.ndarray]) -> np.
 
 
 def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: float = 0.0,
-                      rules: Sequence[ClassRule] = ()) -> CheckResult:
+                      rules: Sequence[ClassRule] = (), context: Mapping | None = None) -> CheckResult:
     """Check a released table: k-anonymity with suppression, plus the `rules` on sensitive columns.
 
     A class breaking any requirement is treated like a class smaller than k. Rows with `*` in every QI are the
@@ -283,8 +283,9 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
         k of k-anonymity (>= 1).
     suppression
         The fraction of rows that may be suppressed, in [0, 1].
-    rules
-        l-diversity and t-closeness requirements on sensitive columns (`SensitiveRule`).
+    rules, context
+        The rules of the other models (`SensitiveRule`, ...); what they may read beyond the file ({"report": ...}
+        for those that count a population: `kgen.check.population`), put in their cache.
 
     Returns
     -------
@@ -306,7 +307,7 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     sizes = np.bincount(classes)
     starred = suppressed_mask(table, qis)
     starred_rows = int(starred.sum())
-    bad_class, measures = breaking_classes(table, classes, sizes, k, rules, starred)
+    bad_class, measures = breaking_classes(table, classes, sizes, k, rules, starred, context)
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
@@ -327,13 +328,14 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
 
 
 def breaking_classes(table: Table, classes: np.ndarray, sizes: np.ndarray, k: int,
-                     rules: Sequence[ClassRule], starred: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+                     rules: Sequence[ClassRule], starred: np.ndarray | None = None,
+                     context: Mapping | None = None) -> tuple[np.ndarray, dict]:
     """Per class, whether it breaks k or a rule; and each sensitive column's measures of the classes.
 
     `starred` (rows with `*` in every QI) is in the rules' cache as "starred": a rule on the released classes
     together (the average risk) leaves those rows out, as suppressed."""
     bad_class = sizes < k
-    cache: dict = {"starred": np.zeros(classes.size, dtype=bool) if starred is None else starred}
+    cache: dict = {**(context or {}), "starred": np.zeros(classes.size, dtype=bool) if starred is None else starred}
     for rule in rules:
         bad_class |= rule.breaking(table, classes, sizes, cache)
     return bad_class, cache.get("sensitive", {})

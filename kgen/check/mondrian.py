@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from kgen.io.files import not_found
+from kgen.io.table import EXCEL_SUFFIXES, read_excel
 from lattice.errors import InputError
 
 KINDS = ("hierarchy", "prefix", "set", "interval")
@@ -49,8 +50,13 @@ class MondrianCheck:
         return not self.problems and self.rows > 0
 
 
-def _separator(path: Path) -> str:
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+def _text_encoding(encoding: str) -> str:
+    """Python's codec for an input's encoding: UTF-8 with or without its byte-order mark by default."""
+    return "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+
+
+def _separator(path: Path, encoding: str = "utf-8") -> str:
+    with open(path, encoding=_text_encoding(encoding), newline="") as handle:
         first = handle.readline()
     return ";" if first.count(";") > first.count(",") else ","
 
@@ -73,15 +79,20 @@ def original_files(path: str | os.PathLike) -> list[Path]:
     return files
 
 
-def read_text_table(path: str | os.PathLike) -> pd.DataFrame:
+def read_text_table(path: str | os.PathLike, encoding: str = "utf-8") -> pd.DataFrame:
+    """Every cell as text. `encoding` is the original's (`--encoding`); releases are always UTF-8."""
     files = original_files(path)
     if len(files) > 1:
-        return pd.concat([read_text_table(f) for f in files], ignore_index=True)
+        return pd.concat([read_text_table(f, encoding) for f in files], ignore_index=True)
     target = files[0]
+    if target.suffix.lower() in EXCEL_SUFFIXES:  # the shared reader's text of each cell, as the engine read it
+        sheet = read_excel(target)
+        return pd.DataFrame({c: list(sheet.column(c)) for c in sheet.columns}, dtype=object)
     if target.suffix.lower() in (".parquet", ".pq"):
         frame = pd.read_parquet(target)
         return pd.DataFrame({c: frame[c].astype(str).astype(object) for c in frame.columns})
-    return pd.read_csv(target, sep=_separator(target), dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    return pd.read_csv(target, sep=_separator(target, encoding), dtype=str, keep_default_na=False,
+                       encoding=_text_encoding(encoding))
 
 
 def ancestors_of(path: str | os.PathLike) -> dict[str, set[str]]:
@@ -226,12 +237,13 @@ def check_part(original: pd.DataFrame, numbers: np.ndarray, release: pd.DataFram
 def check_release(original: str | os.PathLike, release: str | os.PathLike, qis: Sequence[str], k: int, l: int = 1,  # noqa: E741
                   sensitive: str | None = None, kinds: Mapping[str, str] | None = None,
                   hierarchies: Mapping[str, str | os.PathLike] | None = None, identifiers: Sequence[str] = (),
-                  report: str | os.PathLike | None = None) -> MondrianCheck:
+                  report: str | os.PathLike | None = None, encoding: str = "utf-8") -> MondrianCheck:
     """Check a release file, or a folder of parts (with the run's `report` for each part's condition).
 
     Classes are checked within each part: a class split over two parts is checked on each side, which is
-    stricter than checking their union (the union of classes with >= k rows and >= l values has as many)."""
-    table = read_text_table(original)
+    stricter than checking their union (the union of classes with >= k rows and >= l values has as many).
+    `encoding`: the original's text encoding (the release is UTF-8, as kgen writes it)."""
+    table = read_text_table(original, encoding)
     for column in list(qis) + ([sensitive] if sensitive else []):
         if column not in table.columns:
             raise InputError(f"unknown column {column!r}", file=str(original), column=column)

@@ -11,6 +11,7 @@ escaping is a bijection on values, so this checks exactly the values a reader re
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from kgen.check.kanonymity import CheckResult, ClassRule, check_k_anonymity
 from kgen.io.formulas import unescape
@@ -26,10 +27,12 @@ def unescaped(table: Table) -> Table:
 
 
 def verify_file(path: str | os.PathLike, qi: list[str], k: int, suppression: float,
-                rules: list[ClassRule], escaped: bool = False, separator: str | None = None) -> CheckResult:
-    """Read the file at `path` (un-escaping it when it was written with `--escape-formulas`) and check it."""
+                rules: list[ClassRule], escaped: bool = False, separator: str | None = None,
+                context: Mapping | None = None) -> CheckResult:
+    """Read the file at `path` (un-escaping it when it was written with `--escape-formulas`) and check it
+    (`context`: as `check_k_anonymity`'s)."""
     table = read_csv(path, separator) if separator else read_csv(path)
-    result = check_k_anonymity(unescaped(table) if escaped else table, qi, k, suppression, rules)
+    result = check_k_anonymity(unescaped(table) if escaped else table, qi, k, suppression, rules, context)
     if not result.passed:
         raise ReleaseCheckError(
             f"the release failed its independent check ({len(result.violating_rows)} rows in classes that break "

@@ -83,7 +83,8 @@ def check_report(args: argparse.Namespace) -> int:
     if asked or args.qi or args.suppression is not None:
         k, rules = rules_from_models(claims.models + asked, claims.dropped)
         result = check_k_anonymity(table, list(dict.fromkeys(claims.qis + list(args.qi))), k,
-                                   claims.suppression if args.suppression is None else args.suppression, rules)
+                                   claims.suppression if args.suppression is None else args.suppression, rules,
+                                   {"report": report})
         print_result(result, f"{args.input} (as restated)", bool(rules), args.show)
         passed = passed and result.passed
     return 0 if passed else 1

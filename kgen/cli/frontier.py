@@ -4,6 +4,7 @@ pair (`kgen.report.publish.write_frontier`), with the explorer page on request (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from kgen.cli.anonymize import protected_inputs
@@ -32,6 +33,8 @@ def run_frontier(args: argparse.Namespace) -> int:
     table = Path(args.csv) if args.csv else output.with_suffix(".csv")
     protected = protected_inputs(args) + ([args.population] if args.population else [])
     config = config_from_args(args, k=args.k_min)
+    if args.k_map is None:  # --population is journalist risk's population here, not k-map's (one option, two uses)
+        config = dataclasses.replace(config, population=None)
     config.check()  # option errors before touching any file
     for target in (output, table) + ((Path(args.html),) if args.html else ()):
         check_target(target, protected)

@@ -114,9 +114,9 @@ def out_of_memory_message() -> str:
             size = f"reading {where}"
     else:
         size = "this run"
+    advice = WORKING_ON.get("advice", "--jobs 1 (each worker holds the table), --max-evaluations or --time-limit")
     return (f"kgen: error: out of memory on {size}; what would help: fewer quasi-identifiers or rows (anonymize a "
-            "sample, or split the file), --jobs 1 (each worker holds the table), --max-evaluations or "
-            "--time-limit, or a machine with more memory")
+            f"sample, or split the file), {advice}, or a machine with more memory")
 
 
 # What out of memory looks like when it is not a MemoryError: a thread that cannot start (RuntimeError), a

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kgen.cli.console import warn
+from kgen.cli.console import WORKING_ON, warn
 from kgen.cli.options import (
     allow_k1_option,
     cluster_options,
     command_parser,
+    encoding_option,
     hierarchy_options,
     identifier_option,
     keep_options,
@@ -107,6 +108,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run = command_parser(commands, "mondrian", "Mondrian: local multidimensional recoding (k, distinct l), "
                                                "centralized or distributed on Dask or Spark (docs/mondrian.md)")
     run.add_argument("input", help="CSV file, glob of CSV files, or Parquet file/folder")
+    encoding_option(run)
     mondrian_model_options(run)
     run.add_argument("--workers", type=number(int, "workers"),
                      help="distributed: number of fragments (run on a LocalCluster on 127.0.0.1 of at most as many "
@@ -131,6 +133,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                                                        "original table")
     check.add_argument("original")
     check.add_argument("release", help="release CSV, or a folder of parts (with --report)")
+    encoding_option(check)
     mondrian_model_options(check)
     check.add_argument("--report", help="the run's report (for a folder of parts: each part's condition)")
     check.set_defaults(run=run_check)
@@ -242,7 +245,10 @@ def run_mondrian(args: argparse.Namespace) -> int:
         else output.with_suffix(".json")
     if same_file(output, report):
         raise InputError("is given for both the output and the report", file=str(output))
-    source = Source(args.input)
+    WORKING_ON.clear()  # what the one-line out-of-memory message names and advises (kgen.cli.main)
+    WORKING_ON.update(file=args.input, advice="--workers N (each fragment's task holds only its part; Parquet "
+                                              "input lets a task read only its rows)")
+    source = Source(args.input, args.encoding)
     hierarchies = hierarchy_files(args)
     protected = list(source.files) + list(hierarchies.values())
     public = Path(args.public_report) if args.public_report else None
@@ -261,7 +267,7 @@ def run_mondrian(args: argparse.Namespace) -> int:
     args.warnings = warnings
     check = dict(qis=args.qi, k=spec.k, l=spec.l, sensitive=spec.sensitive, kinds=_kinds(spec),
                  hierarchies={q.name: hierarchies.get(q.name) for q in spec.qis if q.strategy == "hierarchy"},
-                 identifiers=args.identifiers)
+                 identifiers=args.identifiers, encoding=source.encoding)
     run = run_distributed_mondrian if distributed else run_central_mondrian
     body = run(args, spec, source, output, report, protected, check)
     if not args.quiet:
@@ -346,7 +352,7 @@ def run_distributed_mondrian(args: argparse.Namespace, spec: Spec, source: Sourc
     os.umask(umask)
     temporary.chmod(0o777 & ~umask)  # a regular folder once published, not mkdtemp's private one
     try:
-        run = anonymize_distributed(args.input, spec, temporary, args.workers, args.partitioning, args.sample,
+        run = anonymize_distributed(source, spec, temporary, args.workers, args.partitioning, args.sample,
                                     args.seed, args.engine, args.scheduler, args.master,
                                     connect_timeout=args.connect_timeout)
         metrics = summary(spec, [t.result for t in run.tasks])
@@ -443,7 +449,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     strategies = expanded_strategies(args) or {}
     verdict = check_release(args.original, args.release, args.qi, args.k, distinct_l(args), sensitive_of(args),
-                            strategies, hierarchy_files(args), args.identifiers, args.report)
+                            strategies, hierarchy_files(args), args.identifiers, args.report, args.encoding)
     status = "PASS" if verdict.passed else "FAIL"
     l_text = f", distinct l {verdict.min_distinct_l}" if verdict.min_distinct_l is not None else ""
     print(f"{status}: {args.release}: {verdict.rows} rows in {verdict.parts} part(s), {verdict.classes} classes, "

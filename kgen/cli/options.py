@@ -266,7 +266,11 @@ def output_options(parser: argparse.ArgumentParser, output: str, report: str = "
 
 
 def population_option(parser: argparse.ArgumentParser, text: str) -> None:
-    """A population CSV with the same QIs, for journalist risk (kgen risk, kgen frontier; docs/risk.md)."""
+    """A population CSV with the same QIs, for journalist risk (kgen risk, kgen frontier; docs/risk.md). Where
+    the privacy-model options are defined already (frontier), their `--population` (k-map's population table,
+    `fitness.privacy.kmap_population`) is this same file: one option, read for both."""
+    if "--population" in parser._option_string_actions:  # argparse keeps no public lookup of defined options
+        return
     parser.add_argument("--population", metavar="FILE", help=f"population CSV with the same QIs: {text}")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kgen.io.csvio import UTF8
 from kgen.io.hierarchies import find_in_dir, load_arx
 from kgen.io.roles import identifier_warning, kept_columns, named_like_identifier, require_roles
 from kgen.mondrian.core import QI, STRATEGIES, FragmentResult, Spec, Tree, anonymize_fragment, validate
@@ -38,9 +39,12 @@ def _peek(source: Source, columns: Sequence[str]) -> pd.DataFrame:
                      None)
         frame = batch.to_pandas() if batch is not None else pd.DataFrame(columns=list(columns))
         return frame.astype(str)
+    if source.sheet is not None:
+        return pd.DataFrame({c: source.sheet[c][:PEEK_ROWS] for c in columns}, dtype=object)
     try:
         return pd.read_csv(source.files[0], sep=source.separator, dtype=str, keep_default_na=False, nrows=PEEK_ROWS,
-                           usecols=list(columns), encoding="utf-8-sig")
+                           usecols=list(columns),
+                           encoding="utf-8-sig" if source.encoding == UTF8 else source.encoding)
     except (ValueError, UnicodeError):  # pandas' ParserError is a ValueError; its message quotes the data
         raise source.read_error() from None
 
@@ -116,11 +120,12 @@ def numeric_columns(spec: Spec) -> list[str]:
     return [q.name for q in spec.qis if q.numeric]
 
 
-def anonymize_file(source: str | os.PathLike, spec: Spec, output: str | os.PathLike | None = None
+def anonymize_file(source: Source | str | os.PathLike, spec: Spec, output: str | os.PathLike | None = None
                    ) -> tuple[FragmentResult, dict[str, float]]:
     """Centralized Mondrian on a stored table: read it, anonymize it as one fragment, write the release (when
-    `output` is given). Returns the result and the read / anonymize / write seconds."""
-    table = Source(source)
+    `output` is given). `source`: a path (read as UTF-8) or a `Source` with its encoding. Returns the result
+    and the read / anonymize / write seconds."""
+    table = Source.of(source)
     started = time.perf_counter()
     frame = table.read(numeric_columns(spec))
     read = time.perf_counter() - started
@@ -135,7 +140,7 @@ def anonymize_file(source: str | os.PathLike, spec: Spec, output: str | os.PathL
 ENGINES = ("dask", "spark")
 
 
-def anonymize_distributed(source: str | os.PathLike, spec: Spec, folder: str | os.PathLike, workers: int,
+def anonymize_distributed(source: Source | str | os.PathLike, spec: Spec, folder: str | os.PathLike, workers: int,
                           partitioning: str = "multidim", sample: float = 0.001, seed: int = 0,
                           engine: str = "dask", scheduler: str | None = None, master: str | None = None,
                           separator: str | None = None, connect_timeout: float = CONNECT_TIMEOUT):
@@ -143,7 +148,8 @@ def anonymize_distributed(source: str | os.PathLike, spec: Spec, folder: str | o
     sample, fragment conditions, per-fragment tasks and parts on either, so the engine changes where the tasks
     run, never the release. Dask (the default) uses `scheduler` or a LocalCluster of `workers` processes on
     127.0.0.1; Spark uses `master` or `local[workers]`. Parts are written into `folder` (which must exist);
-    returns the `Run` (conditions, task metrics, seconds)."""
+    returns the `Run` (conditions, task metrics, seconds). `source`: a path (read as UTF-8), or a `Source` that
+    carries its encoding to every task."""
     numeric = numeric_columns(spec)
     if engine == "dask":
         if master is not None:
@@ -151,7 +157,7 @@ def anonymize_distributed(source: str | os.PathLike, spec: Spec, folder: str | o
         # optional dependency: pandas and pyarrow (the Mondrian engine)
         from kgen.mondrian.distributed import run_distributed
 
-        return run_distributed(str(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
+        return run_distributed(Source.of(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
                                scheduler, separator=separator, connect_timeout=connect_timeout)
     if engine == "spark":
         if scheduler is not None:
@@ -159,6 +165,6 @@ def anonymize_distributed(source: str | os.PathLike, spec: Spec, folder: str | o
         # optional dependency: pandas and pyarrow (the Mondrian engine)
         from kgen.mondrian.spark import run_spark
 
-        return run_spark(None, str(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
+        return run_spark(None, Source.of(source), spec, numeric, str(folder), workers, partitioning, sample, seed,
                          master=master, separator=separator)
     raise InputError(f"unknown engine {engine!r}; choose {', '.join(ENGINES)}")

@@ -146,12 +146,12 @@ class TaskResult:
     cpu_seconds: float = 0.0
 
 
-def run_fragment(index: int, source: str, numeric: Sequence[str], condition: Condition, spec: Spec,
+def run_fragment(index: int, source: str | Source, numeric: Sequence[str], condition: Condition, spec: Spec,
                  folder: str | None, separator: str | None = None) -> TaskResult:
     """One task: read the fragment by its condition, anonymize it, write `part-NNNNN.csv` into `folder` (None:
     write nothing, for experiments that only need the metrics), return metrics."""
     started, cpu = time.perf_counter(), time.process_time()
-    table = Source(source)
+    table = Source.of(source)
     frame = table.read(numeric, condition)
     read = time.perf_counter() - started
     try:
@@ -197,7 +197,7 @@ def open_client(workers: int, scheduler: str | None, connect_timeout: float = CO
     return parallel.connect_scheduler(scheduler, connect_timeout), None
 
 
-def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str, workers: int,
+def run_distributed(source: str | Source, spec: Spec, numeric: Sequence[str], folder: str, workers: int,
                     partitioning: str = "multidim", sample: float = 0.001, seed: int = 0,
                     scheduler: str | None = None, client=None, separator: str | None = None,
                     connect_timeout: float = CONNECT_TIMEOUT) -> Run:
@@ -206,7 +206,7 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
     `client`: an open Dask client to reuse (tests, experiments); else one is opened (see `open_client`) and
     closed at the end. Parts are written into `folder` (which must exist)."""
     started = time.perf_counter()
-    table = Source(source)
+    table = Source.of(source)
     qis = [q.name for q in spec.qis]
     frame = table.sample(sample, minimum=workers, seed=seed, columns=qis, numeric=numeric)
     conditions = fragment_conditions(frame, spec, workers, partitioning)
@@ -238,12 +238,12 @@ def run_distributed(source: str, spec: Spec, numeric: Sequence[str], folder: str
         "total": done - started, "total_without_cluster_start": done - started - (opened - planned)})
 
 
-def run_serial(source: str, spec: Spec, numeric: Sequence[str], folder: str | None, fragments: int,
+def run_serial(source: str | Source, spec: Spec, numeric: Sequence[str], folder: str | None, fragments: int,
                partitioning: str = "multidim", sample: float = 0.001, seed: int = 0) -> Run:
     """The same fragments and tasks, one after another in this process: identical releases and metrics to
     `run_distributed` (the experiments use it for information loss; per-task times predict a cluster)."""
     started = time.perf_counter()
-    table = Source(source)
+    table = Source.of(source)
     frame = table.sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
                          numeric=numeric)
     conditions = fragment_conditions(frame, spec, fragments, partitioning)

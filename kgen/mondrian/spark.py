@@ -159,7 +159,7 @@ def task_results(rows: Sequence[object]) -> list[TaskResult]:
     return [outcome for _, outcome in outcomes]
 
 
-def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
+def run_spark(spark, source: str | Source, spec: Spec, numeric: Sequence[str], folder: str, fragments: int,
               partitioning: str = "multidim", sample: float = 0.001, seed: int = 0, master: str | None = None,
               separator: str | None = None) -> Run:
     """Distributed Mondrian with Spark as the engine; parts are written into `folder` (which must exist).
@@ -172,7 +172,7 @@ def run_spark(spark, source: str, spec: Spec, numeric: Sequence[str], folder: st
     task that Spark could not run (its Python worker failed to start or died) is a one-line `ClusterError`
     (exit 6) naming the worker interpreter and the Python error, not a Java traceback."""
     started = time.perf_counter()
-    frame = Source(source).sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
+    frame = Source.of(source).sample(sample, minimum=fragments, seed=seed, columns=[q.name for q in spec.qis],
                                   numeric=numeric)
     conditions = fragment_conditions(frame, spec, fragments, partitioning)
     numeric = list(numeric)

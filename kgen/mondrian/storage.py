@@ -25,17 +25,23 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from kgen.io.csvio import detect_separator
+from kgen.io.csvio import UTF8, check_encoding, detect_separator
 from kgen.io.files import not_found, open_input
-from kgen.io.table import read_table
+from kgen.io.table import EXCEL_SUFFIXES, read_excel, read_table
 from lattice.errors import InputError
 
 Clause = dict
 Condition = list
 
 
+def _kind(path: str) -> str:
+    lower = path.lower()
+    return "parquet" if lower.endswith((".parquet", ".pq")) else "excel" if lower.endswith(EXCEL_SUFFIXES) else "csv"
+
+
 def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
-    """The files of a source (a file, a glob, or a folder of .csv or .parquet files) and their format."""
+    """The files of a source (a file, a glob, or a folder of .csv or .parquet files, or one Excel workbook)
+    and their format."""
     text = str(source)
     if any(ch in text for ch in "*?["):
         files = sorted(glob.glob(text))
@@ -47,22 +53,28 @@ def files_of(source: str | os.PathLike) -> tuple[list[str], str]:
         raise not_found(text)  # missing, or a FIFO or device: said as it is
     if not files:
         raise InputError("matches no .csv or .parquet file", file=text)
-    kinds = {"parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" for f in files}
+    kinds = {_kind(f) for f in files}
     if len(kinds) > 1:
-        raise InputError("mixes CSV and Parquet files; give one kind", file=text)
+        raise InputError("mixes CSV, Parquet or Excel files; give one kind", file=text)
+    if kinds == {"excel"} and len(files) > 1:
+        raise InputError("names more than one Excel workbook; give one (or CSV/Parquet files)", file=text)
     return files, kinds.pop()
 
 
-def csv_header(path: str) -> tuple[list[str], str]:
-    """The header's column names and the separator (`,` or `;`, as kgen detects it)."""
+def csv_header(path: str, encoding: str = UTF8) -> tuple[list[str], str]:
+    """The header's column names and the separator (`,` or `;`, as kgen detects it), the file read in
+    `encoding` (UTF-8 with or without its byte-order mark unless given, as `kgen anonymize --encoding`)."""
     try:
         with open_input(path) as raw:
             data = raw.read(1 << 16)
+        if encoding == UTF8 and data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 read as UTF-8
+            raise UnicodeDecodeError(UTF8, data[:2], 0, 2, "a UTF-16 byte-order mark")
         end = data.rfind(b"\n") if len(data) == 1 << 16 else -1  # never cut a character in two
-        head = (data[:end] if end > 0 else data).decode("utf-8-sig")
+        head = (data[:end] if end > 0 else data).decode("utf-8-sig" if encoding == UTF8 else encoding,
+                                                        errors="strict" if encoding == UTF8 else "replace")
     except UnicodeDecodeError:
-        read_table(path)  # the shared reader's one line for this encoding (UTF-16, Latin-1, ...)
-        raise InputError("is not UTF-8 text", file=path) from None
+        read_table(path, encoding=encoding)  # the shared reader's one line (UTF-16, Latin-1 read as UTF-8...)
+        raise InputError(f"is not {'UTF-8' if encoding == UTF8 else encoding} text", file=path) from None
     first = head.splitlines()[0] if head else ""
     if not first:
         raise InputError("is empty: expected a header row", file=path)
@@ -72,18 +84,38 @@ def csv_header(path: str) -> tuple[list[str], str]:
 
 
 class Source:
-    """A table in storage: its files, format, columns and (CSV) separator."""
+    """A table in storage: its files, format, columns, (CSV) separator and text encoding.
 
-    def __init__(self, source: str | os.PathLike) -> None:
+    A Source is what travels to a distributed task (it pickles as these few fields), so a worker reads its
+    fragment with the same separator and encoding the coordinator found."""
+
+    def __init__(self, source: str | os.PathLike, encoding: str = UTF8) -> None:
         self.source = str(source)
+        self.encoding = check_encoding(encoding)
         self.files, self.format = files_of(source)
+        self.sheet: dict[str, list[str]] | None = None
         if self.format == "csv":
-            self.columns, self.separator = csv_header(self.files[0])
+            self.columns, self.separator = csv_header(self.files[0], self.encoding)
+        elif self.format == "excel":
+            # An Excel sheet (at most 1,048,576 rows) is read whole, as text, by the shared reader; it then
+            # travels with the Source to each task, which scans it like a file.
+            table = read_excel(self.files[0])
+            self.columns, self.separator = list(table.columns), ","
+            self.sheet = {c: list(table.column(c)) for c in table.columns}
         else:
             # optional dependency: pyarrow (extra `parquet`)
             import pyarrow.parquet as pq
 
             self.columns, self.separator = list(pq.read_schema(self.files[0]).names), ","
+
+    @classmethod
+    def of(cls, source: Source | str | os.PathLike) -> Source:
+        """`source` itself when it is a Source already (the CLI's, with its encoding), else the table at that
+        path read as UTF-8."""
+        return source if isinstance(source, Source) else cls(source)
+
+    def __str__(self) -> str:
+        return self.source
 
     def dataset(self, numeric: Iterable[str] = ()):
         # optional dependency: pyarrow (extra `parquet`)
@@ -98,12 +130,16 @@ class Source:
         numeric = set(numeric)
         if self.format == "parquet":
             return ds.dataset(self.files, format="parquet")
+        if self.sheet is not None:
+            return ds.dataset(pa.table({c: pa.array(v, pa.string()).cast(pa.float64()) if c in numeric else
+                                        pa.array(v, pa.string()) for c, v in self.sheet.items()}))
         types = {c: pa.float64() if c in numeric else pa.string() for c in self.columns}
         fmt = ds.CsvFileFormat(
             parse_options=pacsv.ParseOptions(delimiter=self.separator, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
-            read_options=pacsv.ReadOptions(block_size=1 << 24))
+            read_options=pacsv.ReadOptions(block_size=1 << 24,
+                                           **({} if self.encoding == UTF8 else {"encoding": self.encoding})))
         return ds.dataset(self.files, format=fmt)
 
     def read(self, numeric: Iterable[str] = (), condition: Condition | None = None,
@@ -133,10 +169,11 @@ class Source:
             if self.format != "csv":
                 break
             try:
-                read_table(path, self.separator)
+                read_table(path, self.separator, encoding=self.encoding)
             except InputError as error:
                 return error
-        return InputError("cannot be read as a table (a malformed Parquet or CSV file)", file=self.source)
+        return InputError("cannot be read as a table (a malformed Parquet or CSV file, or a text value in a column "
+                          "read as numeric)", file=self.source)
 
     def count_rows(self) -> int:
         return int(self.dataset().count_rows())

@@ -123,14 +123,14 @@ ANONYMIZE_KEYS = (
     "minimal_nodes_found", "metric", "metrics", "privacy", "missing", "hierarchy_specs", "attributes",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "evaluator", "provenance", "risk",
     "lower_bound", "gap", "optimal", "bound", "bound_seconds", "local_recoding", "microaggregation", "min_levels",
-    "max_levels", "weights",
+    "max_levels", "weights", "population_counts",
 )
 APPLY_KEYS = (
     "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
     "max_suppressed_rows", "rows", "rows_released", "rows_written", "suppressed", "classes", "smallest_class",
     "metric", "loss", "metrics", "privacy", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance", "local_recoding",
-    "microaggregation", "min_levels", "max_levels", "weights",
+    "microaggregation", "min_levels", "max_levels", "weights", "population_counts",
 )
 CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = BUILDER_NAMES
@@ -258,6 +258,7 @@ def partitioned_report(prepared: PartitionedPrepared, config: RunConfig, result:
         **control_values(config),
         "suppressed_rows": suppressed_rows,
         "privacy": [],  # the partitioned runner evaluates class sizes alone: no model on sensitive values
+        "population_counts": None,  # it refuses the models that count a population
         "provenance": provenance_record,
         "risk": risk,
         "trace": result.trace,
@@ -329,6 +330,23 @@ def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndar
     return finite({key: values[key] for key in APPLY_KEYS})  # type: ignore[return-value]
 
 
+def population_counts(prepared: Prepared, node: tuple[int, ...]) -> dict | None:
+    """The population section (delta-presence, k-map with a population; null otherwise): the population's rows
+    and, over the released classes, the least population rows a class matches and the range of the shares of
+    the population classes that are released (|E n S| / |E|)."""
+    population = prepared.encoded.population
+    if population is None:
+        return None
+    partition = prepared.evaluator.partition(node, with_rows=True)
+    kept = ~prepared.evaluator.violating(partition)
+    matched, shares = partition.population[kept], partition.sizes[kept] / np.maximum(partition.population[kept], 1)
+    return {"population_rows": int(population.n), "released_classes": int(kept.sum()),
+            "least_population_match": int(matched.min()) if matched.size else None,
+            "share_min": float(shares.min()) if shares.size else None,
+            "share_max": float(shares.max()) if shares.size else None,
+            "population_classes_without_released_rows": int(partition.population_only)}
+
+
 def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
                    recorded: Recorded) -> dict:
     """The figures every report of a release has: the node, the models, rows and classes, the metrics and
@@ -355,6 +373,7 @@ def release_values(prepared: Prepared, evaluation: Evaluation, suppressed: np.nd
         "loss": evaluation.loss,
         "metrics": metrics,
         "privacy": privacy,
+        "population_counts": population_counts(prepared, evaluation.node),
         "suppressed_rows": [int(r) + 1 for r in np.flatnonzero(suppressed)],
         "unnamed_columns": recorded.unnamed,
         "warnings": list(recorded.warnings),

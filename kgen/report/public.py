@@ -29,6 +29,7 @@ PLAIN_KEYS = (
     "height", "evaluations", "metric", "metrics", "missing", "recoding", "generalization", "workers",
     "partitioning", "engine", "lower_bound", "gap", "optimal", "holds",
 )
+FILE_KEYS = ("population", "research_subset", "t_hierarchy")  # model description keys that may name a file
 ATTRIBUTE_KEYS = ("level", "height", "loss", "distinct_after", "minimum_level")
 PRIVACY_NUMBERS = ("sensitive", "min_distinct_l", "min_entropy_l", "max_t_equal", "max_t_ordered", "recursive_l",
                    "max_recursive_ratio")
@@ -97,6 +98,11 @@ def public_report(report: Mapping) -> dict:
     row, no suppressed row number, no value of the input that the release does not show."""
     out: dict = {"public": True, "note": PUBLIC_NOTE}
     out |= {key: report[key] for key in PLAIN_KEYS if key in report}
+    if "models" in out:  # a model's file (a population, a research subset, a hierarchy) by name only
+        out["models"] = [{key: file_name(v) if key in FILE_KEYS and isinstance(v, str) else v for key, v in m.items()}
+                         for m in out["models"]]
+    if report.get("population_counts"):
+        out["population_counts"] = report["population_counts"]  # counts only
     if "applied_report" in report:
         out["applied_report"] = file_name(report["applied_report"])
     if "input" in report:

@@ -257,7 +257,8 @@ def write_release(result: Publishable, path: str | os.PathLike, report: str | os
     escaped = bool(r["formula_cells"]["escaped"])
     publish(target, report_path, content, r, inputs,
             lambda written: verify_file(written, list(r["quasi_identifiers"]), k, r["suppression_limit"], rules,
-                                        escaped, separator=getattr(release, "separator", None)),
+                                        escaped, separator=getattr(release, "separator", None),
+                                        context={"report": r}),
             public_path)
     return report_path
 

@@ -158,6 +158,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
                              f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
                              f"{f['max_t_ordered']:.4f}{likeness_words(f)}", width))
+    lines += population_line(r.get("population_counts"))
     lines += bound_line(r)
     lines += refinement_lines(r, width)
     lines += risk_line(r.get("risk"))
@@ -168,6 +169,15 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
         lines += [f"  wrote {output}", f"    and {report_path}"] + ([f"    and {html}"] if html else [])
         lines += [f"    and {public} (public report)"] if public else []
     return "\n".join(lines)
+
+
+def population_line(counts: Mapping | None) -> list[str]:
+    """The population's figures (delta-presence, k-map with a population): none on the common path."""
+    if not counts or counts.get("least_population_match") is None:
+        return []
+    return [f"  population: {counts['population_rows']} rows; each released class matches >= "
+            f"{counts['least_population_match']} of them, share in the release {counts['share_min']:.3f} to "
+            f"{counts['share_max']:.3f}"]
 
 
 def released_text(r: Mapping) -> str:

@@ -8,8 +8,10 @@ whichever way it came in.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, make_dataclass
+from pathlib import Path
 
 from fitness import privacy
 from fitness.device_evaluator import DEVICES
@@ -17,11 +19,14 @@ from fitness.evaluator import KERNELS
 from fitness.objective import WEIGHTED
 from fitness.parameters import Constraint, is_whole
 from fitness.parameters import is_real as is_number
+from fitness.privacy.common import TableRef
 from kgen.io import hierarchies as hierarchy_files
 from kgen.io.table import DEFAULT_MISSING
+from kgen.report.provenance import sha256_file
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".xlsx")  # a value that ends so is a file
 MICROAGGREGATION = ("mean", "median")  # the functions of --microaggregate (kgen.run.microaggregation)
 LIST_FIELDS = ("qi", "identifiers", "sensitive", "keep", "missing")
 PER_QI = (("min_levels", "--min-level", "level"), ("max_levels", "--max-level", "level"),
@@ -311,8 +316,21 @@ def resolve_resources(values: Mapping[str, object]) -> dict[str, object]:
     for p in privacy.resource_parameters():
         path = out.get(p.name)
         if isinstance(path, str):
-            out[p.name] = hierarchy_files.load_arx(path, p.name)
+            out[p.name] = hierarchy_files.load_arx(path, p.name) if p.resource == "hierarchy" else \
+                table_ref(path, p.option, column_allowed="COLUMN" in (p.metavar or ""))
     return out
+
+
+def table_ref(path: str, option: str, column_allowed: bool) -> TableRef | str:
+    """A "table" resource (a population, a research subset) as its path and SHA-256 (`TableRef`); the rows
+    themselves are read by `kgen.run.population`. With `column_allowed`, a value that names no file and does
+    not look like a path is a column of the input (`--research-subset COLUMN`) and stays text."""
+    file = Path(path)
+    if file.is_file():
+        return TableRef(path, sha256_file(file))
+    if column_allowed and not (os.sep in path or "/" in path or file.suffix.lower() in TABLE_SUFFIXES):
+        return path
+    raise InputError(f"{option}: no such file", file=path)
 
 
 def parse_node(text: str) -> dict[str, int]:

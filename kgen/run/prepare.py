@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from fitness import privacy
 from fitness.device_evaluator import make_evaluator
-from fitness.encoding import EncodedQI, EncodedTable, encode_codes
+from fitness.encoding import EncodedQI, EncodedTable, encode_codes, select_rows
 from fitness.evaluator import NodeEvaluator
 from fitness.models import PrivacyModel
 from fitness.objective import make_objective
@@ -22,6 +22,8 @@ from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
 from kgen.run.koptimize import with_cut_points
 from kgen.run.microaggregation import leaf_numbers
+from kgen.run.population import population_error, stacked
+from kgen.run.population import split as population_split
 from kgen.run.roles import check_roles, run_warnings
 from kgen.run.values import integer_labels, normalize_codes, stripped_codes
 from kgen.runners import parallel
@@ -168,25 +170,44 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
         may be feasible although the top is not: the search decides (`finish`).
     """
     start = time.perf_counter()
-    table = as_table(data, config.encoding)
+    models = models if models is not None else models_for(config)
+    table, population = population_split(as_table(data, config.encoding), config, models)
     validate(table, config)
+    if population is not None and config.algorithm in CUT_POINT:
+        raise InputError(f"{config.algorithm} cannot evaluate a model with a population (--research-subset, "
+                         "--population): choose a lattice search")
     if config.algorithm in CUT_POINT:  # it chooses its own intervals: run it, then release its node
         if config.min_levels or config.max_levels:
             raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
-    columns = [encode_qi(table, config, column) for column in config.qi]
-    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
-    encoded = EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
+    columns, encoded = encode_table(table, population, config)
     for qi in encoded.qis:
         if qi.name in config.microaggregate:
             leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
-    evaluator = make_evaluator(encoded, models if models is not None else models_for(config), config.suppression,
+    evaluator = make_evaluator(encoded, models, config.suppression,
                                objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)
     box = search_box(config, evaluator, encoded.names, require_feasible, table.source)
     return Prepared(table, config, {c.name: c.hierarchy for c in columns}, {c.name: c.source for c in columns},
                     {c.name: c.values for c in columns}, encoded, evaluator, box, time.perf_counter() - start)
+
+
+def encode_table(table: Table, population: Table | None, config: Config) -> tuple[list[PreparedQI], EncodedTable]:
+    """The QIs and the encoded table; with a population (`kgen.run.population`), one encoding of the released
+    rows then the population's, split so that both share codes (`EncodedTable.population`)."""
+    joint = table if population is None else stacked(table, population, config.qi)
+    try:
+        columns = [encode_qi(joint, config, column) for column in config.qi]
+    except InputError as error:
+        raise error if population is None else population_error(error, table, population) from None
+    sensitive = {c: stripped_codes(*table.codes(c)) for c in config.sensitive}
+    if population is None:
+        return columns, EncodedTable(table.n, tuple(c.encoded for c in columns), sensitive)
+    encoded = EncodedTable(joint.n, tuple(c.encoded for c in columns))  # the sensitive columns: released rows only
+    columns = [replace(c, values=c.values[: table.n]) for c in columns]
+    return columns, replace(select_rows(encoded, np.arange(table.n)), sensitive=sensitive,
+                            population=select_rows(encoded, np.arange(table.n, joint.n)))
 
 
 @dataclass(frozen=True)

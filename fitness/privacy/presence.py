@@ -1,0 +1,149 @@
+"""delta-presence (Nergiz, Atzori and Clifton 2007; ARX's `DPresence` with a `DataSubset`, SPEC section 13).
+
+The input is the population P; what is released is a research subset S of it. An adversary who knows that a
+person is in P, and sees the release, must not learn with confidence whether the person is in S: for every
+class E of the generalized population, DMIN <= |E n S| / |E| <= DMAX. The evaluator counts both per class
+(`EncodedTable.population`, `fitness.kernel.partition_with_population`); class sizes for k, the suppression
+budget and the metrics count the released (subset) rows only.
+
+Suppression, as ARX does it: a class that breaks the bounds is suppressed, its subset rows are removed from
+the release (they are `*` rows); its population rows stay. A class of the population with no subset row has
+ratio 0: with DMIN > 0 it breaks the model and cannot be suppressed (there is nothing of it in the release),
+so the whole node fails (every released class is marked). ARX skips that rule when k-anonymity is combined
+with delta-presence (its minimal-class-size check runs first); kgen keeps it.
+
+Monotonicity: without suppression a node's generalizations are feasible when it is (a merged class's ratio is
+a weighted mean of ratios inside the bounds); with suppression it is not (a suppressed class merged into a
+released one can move its ratio out of the bounds), as ARX declares. The searches then treat it as entropy
+l-diversity: no pruning by feasibility, and certify refuses a bound it cannot prove.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from fitness.encoding import EncodedTable
+from fitness.models import TOLERANCE, CountRule, MeasureRule
+from fitness.parameters import Constraint, is_real
+from fitness.partition import Partition
+from fitness.privacy import ModelFamily, Parameter
+from fitness.privacy.common import TableRef
+from lattice.errors import InputError
+
+
+def parse_bounds(value: object) -> tuple[float, float]:
+    """(DMIN, DMAX) from "DMIN,DMAX" (the command line, run.toml and Config) or a pair (the model's own check)."""
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")]
+        try:
+            pair = tuple(float(p) for p in parts)
+        except ValueError:
+            pair = ()
+    elif isinstance(value, (tuple, list)) and all(is_real(v) for v in value):
+        pair = tuple(float(v) for v in value)
+    else:
+        pair = ()
+    if len(pair) != 2 or not 0.0 <= pair[0] <= pair[1] <= 1.0:
+        raise InputError(f"--delta-presence must be DMIN,DMAX with 0 <= DMIN <= DMAX <= 1, got {value!r}")
+    return pair[0], pair[1]
+
+
+def subset_name(subset: TableRef | str) -> str:
+    return subset.path if isinstance(subset, TableRef) else str(subset)
+
+
+@dataclass(frozen=True)
+class DeltaPresence:
+    """Every class E of the generalized population has DMIN <= |E n S| / |E| <= DMAX.
+
+    Parameters
+    ----------
+    dmin, dmax : float
+        The bounds on the share of a population class that is in the released subset.
+    subset : TableRef or str
+        The research subset: a file (as kgen read it) or a 0/1 column of the input.
+    """
+
+    dmin: float
+    dmax: float
+    subset: TableRef | str
+    name: ClassVar[str] = "delta-presence"
+    needs_rows: ClassVar[bool] = True
+    needs_population: ClassVar[bool] = True
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = False
+    min_class_size: ClassVar[int] = 1
+    count_rule: ClassVar[CountRule | None] = None
+    measure_rule: ClassVar[MeasureRule | None] = None
+
+    def __post_init__(self) -> None:
+        parse_bounds((self.dmin, self.dmax))
+        if not subset_name(self.subset).strip():
+            raise InputError("--delta-presence needs --research-subset FILE|COLUMN")
+
+    @property
+    def params(self) -> dict:
+        digest = self.subset.sha256 if isinstance(self.subset, TableRef) else None
+        return {"dmin": self.dmin, "dmax": self.dmax, "research_subset": subset_name(self.subset),
+                "subset_digest": digest}
+
+    def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
+        """Classes whose share of subset rows is outside [DMIN, DMAX]; all of them when a population class has
+        no subset row and DMIN > 0 (it cannot be suppressed: the node fails)."""
+        if partition.population is None:
+            raise ValueError("delta-presence needs the population's counts (EncodedTable.population)")
+        share = partition.sizes / np.maximum(partition.population, 1)
+        bad = (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)
+        if self.dmin > 0 and partition.population_only:
+            bad[:] = True
+        return bad
+
+    def describe(self) -> dict:
+        return {"model": self.name, **self.params}
+
+
+def build(values: Mapping[str, object], sensitive: Sequence[str]) -> list[DeltaPresence]:
+    subset = values.get("research_subset")
+    if subset is None:
+        raise InputError("--delta-presence needs --research-subset FILE|COLUMN (the rows released; the input is "
+                         "the population)")
+    if values.get("population") is not None:
+        raise InputError("--delta-presence takes the input as the population: --population is k-map's")
+    dmin, dmax = parse_bounds(values["delta_presence"])
+    return [DeltaPresence(dmin, dmax, subset)]  # type: ignore[arg-type]
+
+
+def read(d: Mapping[str, object]) -> DeltaPresence:
+    subset = d.get("research_subset")
+    if not isinstance(subset, (TableRef, str)):
+        raise InputError(f"a delta-presence model must name its research subset, got {subset!r}")
+    saved = d.get("subset_digest")
+    if saved is not None and isinstance(subset, TableRef) and saved != subset.sha256:
+        raise InputError(f"research_subset {subset.path} is not the subset the run used: its SHA-256 is "
+                         f"{subset.sha256[:16]}..., the report records {str(saved)[:16]}...")
+    return DeltaPresence(d.get("dmin"), d.get("dmax"), subset)  # type: ignore[arg-type]
+
+
+def summary(d: Mapping[str, object]) -> str:
+    return (f"({d.get('dmin')}, {d.get('dmax')})-presence of the research subset {d.get('research_subset')}: each "
+            f"population class's share in the release within the bounds")
+
+
+FAMILY = ModelFamily(
+    name="delta-presence",
+    parameters=(
+        Parameter("delta_presence", Constraint("delta-presence", "text", optional=True), metavar="DMIN,DMAX",
+                  help="delta-presence: the input is the population, --research-subset is released; each "
+                       "population class's share in it lies in [DMIN, DMAX]"),
+        Parameter("research_subset", Constraint("research subset", "text", optional=True), metavar="FILE|COLUMN",
+                  resource="table",
+                  help="the rows released under --delta-presence: a file of rows of the input (same header) or a "
+                       "0/1 column of the input"),
+    ),
+    build=build, read=read, summary=summary, order=57,
+    stricter_keys=(("dmin", "higher"), ("dmax", "lower")),
+)

@@ -1,0 +1,136 @@
+"""The independent check of the models that compare a release with a population (delta-presence, k-map with
+a population table): the population file is read again here, its SHA-256 compared with the one the run
+recorded, each of its rows generalized to the report's node through the report's saved hierarchy rows, and
+its rows counted per released class. Nothing of fitness/ is imported; no code is shared with the evaluator.
+
+What the file alone cannot show: which population class had subset rows that were all suppressed. With
+DMIN > 0 a population class absent from the release fails the check only when the release suppressed
+nothing (then it had no subset row at all); otherwise it is not judged (docs/privacy-models.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kgen.io import hierarchies as loading
+from kgen.io.table import CodedColumn, Table, read_table
+from lattice.errors import InputError
+
+TOLERANCE = 1e-9  # equal to a bound meets it
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def normalized_values(values: Sequence[str], tokens: Sequence[str]) -> tuple[list[str], str | None]:
+    """A QI column's distinct values as a run builds its hierarchy from them: stripped, sorted, without the
+    missing tokens; and the one token that stands for missing (the configured token occurring most often,
+    ties to the first configured). Written again on purpose (the checker shares nothing with the run);
+    `kgen.check.claims` uses it too."""
+    counts: dict[str, int] = {}
+    for value in (values.tolist() if isinstance(values, CodedColumn) else values):
+        text = str(value).strip()
+        counts[text] = counts.get(text, 0) + 1
+    present = [t for t in tokens if counts.get(t, 0) > 0]
+    token = max(present, key=lambda t: (counts[t], -list(tokens).index(t))) if present else None
+    return sorted(v for v in counts if v not in set(tokens)), token
+
+
+def hierarchy_paths(report: Mapping, qi: str, values: Sequence[str]) -> Mapping[str, Sequence[str]]:
+    """The generalization paths of `qi`'s hierarchy: the report's saved rows, else its builder rebuilt on the
+    population's own values (a run with a population builds it on the released and the population rows, which
+    for a population that holds the release, as delta-presence's input does, are the population's values)."""
+    spec = (report.get("hierarchy_specs") or {}).get(qi) or {}
+    if "rows" in spec:
+        return {str(r[0]): [str(x) for x in r] for r in spec["rows"]}
+    if "builder" not in spec:
+        raise InputError(f"the report saves neither the rows nor the builder of the hierarchy of {qi!r}: the "
+                         "population cannot be generalized here", column=qi)
+    distinct, token = normalized_values(values, [str(t) for t in report.get("missing", [])])
+    hierarchy = loading.build(qi, spec["builder"], distinct)
+    return (hierarchy.with_missing(token) if token is not None else hierarchy).paths
+
+
+def generalized_counts(population: Table, report: Mapping) -> Counter:
+    """The population's rows per generalized QI tuple at the report's node, through its saved hierarchies."""
+    qis, node = list(report["quasi_identifiers"]), report["node"]
+    labels = []
+    for qi in qis:
+        values = [str(v).strip() for v in population.column(qi)]
+        level = int(node[qi])
+        to_label = {leaf: str(path[min(level, len(path) - 1)]) for leaf, path in hierarchy_paths(report, qi,
+                                                                                                   values).items()}
+        lacking = next((i for i, v in enumerate(values) if v not in to_label), None)
+        if lacking is not None:
+            raise InputError(f"population value {values[lacking][:40]!r} is not in the hierarchy",
+                             file=population.source, row=population.row_number(lacking), column=qi)
+        labels.append([to_label[v] for v in values])
+    return Counter(zip(*labels))
+
+
+def released_keys(table: Table, classes: np.ndarray, qis: Sequence[str]) -> list[tuple]:
+    """Each class's generalized QI tuple, from its first row."""
+    first = np.full(int(classes.max()) + 1 if classes.size else 0, -1, dtype=np.int64)
+    first[classes[::-1]] = np.arange(classes.size)[::-1]
+    columns = [table.column(q) for q in qis]
+    return [tuple(str(c[int(i)]) for c in columns) for i in first]
+
+
+@dataclass(frozen=True)
+class PopulationRule:
+    """delta-presence (`dmin`, `dmax`; the population is the report's input) or k-map with a population
+    (`k`; `file`), each released class counted in the population at the report's node."""
+
+    model: str
+    file: str | None = None
+    digest: str | None = None
+    k: int = 0
+    dmin: float = 0.0
+    dmax: float = 1.0
+    column: str | None = None  # no sensitive column: the QIs and the population file
+
+    def validate(self) -> None:
+        if not 0.0 <= self.dmin <= self.dmax <= 1.0:
+            raise InputError(f"delta-presence needs 0 <= DMIN <= DMAX <= 1, got {self.dmin}, {self.dmax}")
+
+    def population(self, report: Mapping) -> Table:
+        source = (report.get("provenance") or {}).get("input") or {}
+        path = self.file or source.get("path")
+        digest = self.digest if self.file else source.get("sha256")
+        if not path:
+            raise InputError(f"{self.model}: the report names no population file to count")
+        found = file_sha256(path)
+        if digest is not None and found != digest:
+            raise InputError(f"is not the population the release was made with (SHA-256 {found[:16]}..., the "
+                             f"report records {str(digest)[:16]}...)", file=path)
+        return read_table(path)
+
+    def breaking(self, table: Table, classes: np.ndarray, sizes: np.ndarray, cache: dict) -> np.ndarray:
+        report = cache.get("report")
+        if report is None:
+            raise InputError(f"{self.model} is checked with the release's report (--report): the population is "
+                             "counted at its node through its saved hierarchies")
+        counts = generalized_counts(self.population(report), report)
+        keys = released_keys(table, classes, list(report["quasi_identifiers"]))
+        starred = cache["starred"]
+        starred_class = np.zeros(sizes.size, dtype=bool)
+        starred_class[classes[starred]] = True
+        matched = np.array([counts.get(key, 0) for key in keys], dtype=np.float64)
+        if self.model == "k-map-population":
+            return (matched < self.k) & ~starred_class
+        share = sizes / np.maximum(matched, 1)
+        bad = ((matched == 0) | (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)) & ~starred_class
+        absent = set(counts) - set(keys)
+        if self.dmin > 0 and absent and not starred.any():
+            bad |= ~starred_class  # a population class with no subset row: no release of this node meets DMIN
+        return bad
