@@ -258,6 +258,7 @@ class CertifyLoop:
         self.cap = search.solve_seconds
         self.incumbent: Node | None = None  # another search's best node (`preload`), evaluated first
         self.preloaded: list[Node] = []  # another search's maximal infeasible nodes (`preload`), cut after the pairs
+        self.closing_solve = True  # `last_solve` when a limit stops the loop before its first (not in a group)
         self.last_maximal: list[Node] = []  # the maximal infeasible nodes of the last round's climbs (`descend`)
         self.pair_table: np.ndarray | None = None  # `pair_cuts`: [i, j, a] the highest infeasible x_j at x_i = a
         self.max_rounds: int | None = None  # `tightened_bound`: a fixed number of rounds (same answer at any load)
@@ -323,7 +324,7 @@ class CertifyLoop:
     def finalize(self) -> None:
         """The interval reached and the loop's counters, into `params` (also when a limit stopped it)."""
         budget = self.budget
-        if self.lower is None and self.model.solves == 0:
+        if self.lower is None and self.model.solves == 0 and self.closing_solve:
             self.last_solve()
         if budget.box_done and budget.best is not None:  # every node of the box evaluated: exact
             self.lower = budget.best.loss
@@ -381,7 +382,6 @@ class CertifyLoop:
                 max(self.limits.time_limit - self.budget.seconds, 0.0) / (count - g))
             sub = self.group_loop(genes, share)
             stopped_by(sub.body, [])
-            self.budget.check_time()
             proved = self.group_units(sub, genes)
             solved += bool(sub.params.get("optimal"))
             if sub.budget.best is not None:
@@ -389,9 +389,10 @@ class CertifyLoop:
                     composed[i] = sub.budget.best.node[i]
             if proved is not None:
                 units += proved - sum(self.gene_cost(i, lower[i]) for i in genes)
-        self.params["decomposition_bound"] = self.costs.value(units)
-        self.params.update(groups=len(groups), groups_solved=solved)
-        self.prove(units)
+            # the groups done so far, the others at their lowest: a bound already if the time limit stops here
+            self.params.update(decomposition_bound=self.costs.value(units), groups=len(groups), groups_solved=solved)
+            self.prove(units)
+            self.budget.check_time()
         self.repair(tuple(composed))
 
     def repair(self, x: Node) -> None:
@@ -419,6 +420,7 @@ class CertifyLoop:
                          cuts=min(self.search.cuts, GROUP_CUTS))
         sub = CertifyLoop(search, problem, Limits(None, seconds, self.limits.seed), 0)
         sub.work_limit = self.work_limit  # `tightened_bound`'s solves: the same work whatever the load
+        sub.closing_solve = False  # a group stopped by the time limit adds nothing: no 10-s solve past it
         return sub
 
     def group_units(self, sub: CertifyLoop, genes: Sequence[int]) -> int | None:
