@@ -31,7 +31,7 @@ def truth(heights, generators):
     return Exhaustive().run(up_set_problem(heights, generators), Limits()).best
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(wide_up_sets())
 def test_every_pair_cut_is_a_maximal_infeasible_node_of_its_pair_plane(case):
     heights, generators = case
@@ -74,7 +74,7 @@ def test_only_infeasible_nodes_have_cuts_the_pair_cuts_imply(case, raw):
             assert not problem.evaluator.predicate(node)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2, 3]), st.booleans())
 def test_certify_with_groups_and_pairs_returns_the_exhaustive_optimum(case, seed, groups, pairs):
     heights, generators = case
@@ -89,7 +89,7 @@ def test_certify_with_groups_and_pairs_returns_the_exhaustive_optimum(case, seed
         assert bound is None or bound <= expected.best.loss + 1e-12
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2]), st.integers(1, 30))
 def test_the_decomposition_bound_never_exceeds_the_optimum(case, seed, groups, evaluations):
     heights, generators = case
@@ -147,7 +147,7 @@ def test_pair_walks_are_skipped_when_they_would_take_half_an_evaluation_limit():
     assert Box.full(heights).size == 4**6
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(wide_up_sets(), st.integers(0, 3))
 def test_certify_with_the_descent_as_primal_side_returns_the_exhaustive_optimum(case, seed):
     heights, generators = case

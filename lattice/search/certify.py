@@ -757,7 +757,7 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
               "cuts": loop.covers, "rounds": loop.rounds, "evaluations": loop.budget.evaluations,
               "found": None if best is None else float(best.loss),
               "note": (f"{loop.covers} cover cuts: the search's infeasible evaluations, "
-                       + (f"{loop.params['groups']} groups of genes certified apart, " if decomposes else "")
+                       + (f"{loop.params.get('groups', 0)} groups of genes certified apart, " if decomposes else "")
                        + (f"{loop.params.get('pair_cuts', 0)} pair cuts, " if loop.search.pairs else "")
                        + f"then {loop.rounds} rounds of the certified search ({loop.budget.evaluations} "
                        "evaluations)"),
