@@ -169,3 +169,12 @@ def test_the_descent_ends_at_a_minimal_feasible_node():
     for g in range(4):
         if found[g] > 0:
             assert not problem.evaluator.predicate(found[:g] + (found[g] - 1,) + found[g + 1 :])
+
+
+def test_a_decomposition_stopped_at_once_by_its_time_limit_still_returns_a_sound_bound():
+    heights = (3,) * 6
+    generators = [(2, 2, 2, 2, 2, 2), (3, 0, 3, 0, 3, 0)]
+    best = truth(heights, generators)
+    ga = KGen().run(up_set_problem(heights, generators), Limits(max_evaluations=20, seed=1))
+    record = tightened_bound(up_set_problem(heights, generators), ga.infeasible, ga.best, seconds=0.0, groups=2)
+    assert record["lower_bound"] is None or record["lower_bound"] <= best.loss
