@@ -3,6 +3,7 @@ exact search and the GA: optimum LOG, classes, suppressed rows and CPU seconds, 
 model's independent rule (kgen/check/rules/) on the released table's own strings.
 
     python -m benchmarks.privacy_models_office [--output results/privacy-models.md] [--only population]
+    python -m benchmarks.privacy_models_office --safepub   # the differential-privacy rows (SafePub) only
 
 CPU seconds (process time) of the search alone, from a cold evaluator cache; the machine is shared, so wall
 time would say little.
@@ -34,7 +35,7 @@ from kgen.check.rules import average_risk, disclosure, hierarchical_t, kmap, lik
 from kgen.io.table import read_csv
 from kgen.report.provenance import sha256_file
 from kgen.run.config import Config
-from kgen.run.pipeline import finish
+from kgen.run.pipeline import anonymize, finish
 from kgen.run.prepare import prepare
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits
@@ -133,11 +134,48 @@ def searches(monotone: bool) -> list[tuple[str, object, Limits]]:
     return [(n, s, Limits()) for n, s in exact] + [("kgen (GA, seed 0)", KGen(), Limits(seed=0))]
 
 
+# (epsilon, delta, search share, score) of the SafePub rows: the defaults (share 0.1, precision), ARX's JUnit
+# split (epsilon 2 with a search budget of 1: share 0.5) and its other score functions
+SAFEPUB = [(2.0, 1e-5, 0.1, "precision"), (2.0, 1e-5, 0.5, "precision"), (2.0, 1e-5, 0.5, "discernibility"),
+           (2.0, 1e-5, 0.5, "aecs"), (1.0, 1e-6, 0.1, "precision")]
+
+
+def safepub_rows(table: object, seeds: range = range(3)) -> list[tuple]:
+    """Each SafePub setting with a few seeds: the sample, derived k, the node drawn, its figures, and the
+    independent check of the release (every released class >= the k the checker derives again)."""
+    rows = []
+    for eps, delta, share, score in SAFEPUB:
+        for seed in seeds:
+            config = Config(qi=list(ADULT_QIS), k=2, keep_unnamed=True, hierarchy_dir=str(DATA / "adult"),
+                            differential_privacy=f"{eps:g},{delta:g}", dp_search_share=share, dp_score=score,
+                            seed=seed)
+            start = time.process_time()
+            done = anonymize(table, config)
+            seconds = time.process_time() - start
+            d = next(m for m in done.report["models"] if m["model"] == "differential-privacy")
+            k, rules = rules_from_models(done.report["models"], False)
+            verdict = check_k_anonymity(done.release, list(ADULT_QIS), k, 1.0, rules).passed
+            e = done.evaluation
+            rows.append((f"({eps:g}, {delta:g}), share {share:g}", score, seed, f"{d['beta']:.4f}", d["derived_k"],
+                         d["sampled_rows"], str(tuple(e.node)).replace(" ", ""), f"{e.log:.4f}", e.classes,
+                         e.suppressed, d["dp_steps"], done.search.evaluations, f"{seconds:.1f}",
+                         "PASS" if verdict else "FAIL"))
+            print(rows[-1], flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", type=Path, help="also write the table (Markdown) here")
+    parser.add_argument("--safepub", action="store_true", help="only the differential-privacy (SafePub) rows")
     parser.add_argument("--only", choices=("population",), help="only delta-presence and k-map with a population")
     args = parser.parse_args(argv)
+    if args.safepub:
+        headers = ("(epsilon, delta), search share", "score", "seed", "beta", "k", "sampled", "node", "LOG",
+                   "classes", "suppressed", "steps", "evaluations", "CPU s", "check")
+        print(markdown(headers, safepub_rows(read_csv(DATA / "adult" / "adult.csv"))))
+        print(f"{machine()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        return 0
     table = read_csv(DATA / "adult" / "adult.csv")
     rows: list = []
     for label, models, check in [] if args.only else cases():

@@ -156,7 +156,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_model_arguments(anon)
     add_problem_arguments(anon)
     anon.add_argument("--algorithm", default=Config.algorithm,
-                      help=f"{', '.join(sorted(REGISTRY) + sorted(CUT_POINT))} (docs/search.md)")
+                      help=f"{', '.join(sorted(REGISTRY) + sorted(CUT_POINT))} (docs/search.md); safepub, the "
+                           "default with --differential-privacy")
     add_search_arguments(anon)
     add_limit_arguments(anon)
     anon.add_argument("--no-prune", action="store_true", help="search the whole lattice")

@@ -122,6 +122,19 @@ def public_report(report: Mapping) -> dict:
         out["fragments"] = [{key: f.get(key) for key in ("part", "rows", "sha256")} for f in report["fragments"]]
     if isinstance(report.get("provenance"), Mapping):
         out["provenance"] = public_provenance(report["provenance"])
+    return without_dp_seed(out)
+
+
+def without_dp_seed(out: dict) -> dict:
+    """A differential-privacy release's public report without its seed: the guarantee assumes the sample and
+    the draws are secret, and the seed reproduces both (docs/privacy-models.md)."""
+    models = out.get("models") or []
+    if not any(isinstance(m, Mapping) and m.get("model") == "differential-privacy" for m in models):
+        return out
+    out.pop("seed", None)
+    for key in ("parameters", "provenance"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != "seed"}
     return out
 
 

@@ -34,6 +34,7 @@ from kgen.io.table import DEFAULT_MISSING, Table, as_table
 from kgen.report import build as reporting
 from kgen.report import provenance
 from kgen.report.public import public_report
+from kgen.run import dp
 from kgen.run import pipeline as api
 from kgen.run.config import MICROAGGREGATION, Config, resolve_resources
 from kgen.run.record import record
@@ -119,7 +120,9 @@ def validate_report(report: Mapping, name: str, allow_k1: bool = False) -> list[
     Levels in `node` (and `heights`) are whole numbers >= 0 (a bool, a fraction, text or a negative level is
     refused, never rounded or read as "the top"); `models` holds exactly one k-anonymity model and only models
     on the report's sensitive columns; the top-level `k` (and `l`, `t_closeness` when present) agree with the
-    models; k >= 2 unless `allow_k1` (k = 1 releases every row as it is generalized, unprotected)."""
+    models; k >= 2 unless `allow_k1` (k = 1 releases every row as it is generalized, unprotected). A
+    differential-privacy report is refused (`kgen.run.dp.refuse_apply`)."""
+    dp.refuse_apply(report, name)
     qis = names_list(report, "quasi_identifiers", name, required=True)
     identifiers = names_list(report, "identifiers", name)
     sensitive = names_list(report, "sensitive", name)

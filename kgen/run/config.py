@@ -23,6 +23,7 @@ from fitness.privacy.common import TableRef
 from kgen.io import hierarchies as hierarchy_files
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report.provenance import sha256_file
+from kgen.run import dp
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
@@ -228,6 +229,7 @@ class Settings:
         self.check_node()
         self.check_refinements()
         self.check_per_qi()
+        dp.check_settings(self)  # what differential privacy refuses (kgen/run/dp.py)
 
     def check_node(self) -> None:
         """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""

@@ -38,6 +38,7 @@ from kgen.check.rules import rules_from_models
 from kgen.io.table import DEFAULT_MISSING, as_table
 from kgen.report.provenance import file_record
 from kgen.report.risk import DEFAULT_THRESHOLD, histogram_of, journalist_figures, record_risks
+from kgen.run import dp
 from kgen.run.config import Config
 from kgen.run.pipeline import release
 from kgen.run.prepare import Prepared, models_for, prepare, search_box
@@ -92,6 +93,9 @@ def frontier(data: object, config: Config, risk: str = "highest", k_min: int = 2
         raise InputError("journalist risk needs a population table (--population FILE), and only it reads one")
     if not isinstance(k_min, int) or not isinstance(k_max, int) or not 1 <= k_min <= k_max:
         raise InputError(f"the k range needs 1 <= k-min <= k-max, got {k_min} and {k_max}")
+    if dp.asked(config):  # its exact optima per k are computed on the data: not differentially private
+        raise InputError("kgen frontier does not take --differential-privacy: the frontier's optima are exact, "
+                         "chosen without spending a privacy budget; run kgen anonymize --differential-privacy")
     start = time.perf_counter()
     prepared = prepare(data, dataclasses.replace(config, k=k_min))
     by_k = PerK(prepared)

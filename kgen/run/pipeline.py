@@ -18,6 +18,7 @@ from fitness.evaluator import Evaluation
 from fitness.models import PrivacyModel
 from kgen.io.table import SUPPRESSED, CodedColumn, Table
 from kgen.report import build as reporting
+from kgen.run import dp
 from kgen.run.advice import LeastSuppressed, no_solution_advice
 from kgen.run.algorithms import search_for
 from kgen.run.config import Config
@@ -54,7 +55,7 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
         after Ctrl-C, with the best found so far).
     """
     config = prepared.config
-    algorithm = search_for(config)
+    algorithm = dp.search_for(prepared.evaluator.models, prepared.heights) or search_for(config)
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
     begin = getattr(progress, "begin", None)
     if begin is not None:

@@ -17,6 +17,7 @@ from fitness.models import PrivacyModel
 from fitness.objective import make_objective
 from kgen.io import hierarchies as hierarchy_specs
 from kgen.io.table import SUPPRESSED, CodedColumn, Table, as_table
+from kgen.run import dp
 from kgen.run.advice import least_suppressed, no_solution_advice
 from kgen.run.algorithms import CUT_POINT
 from kgen.run.config import Config
@@ -181,10 +182,10 @@ def prepare(data: object, config: Config, models: list[PrivacyModel] | None = No
             raise InputError(f"{config.algorithm} chooses its own one-level intervals instead of the hierarchies' "
                              "levels: --min-level and --max-level do not apply to it")
         config = with_cut_points(table, config, progress)
+    table, models, config = dp.for_run(table, config, models)
     columns, encoded = encode_table(table, population, config)
-    for qi in encoded.qis:
-        if qi.name in config.microaggregate:
-            leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
+    for qi in (q for q in encoded.qis if q.name in config.microaggregate):
+        leaf_numbers(qi)  # a microaggregated QI holds numbers only: refused before the search, not after
     evaluator = make_evaluator(encoded, models, config.suppression,
                                objective if objective is not None else config_objective(config),  # type: ignore[arg-type]
                                config.kernel, config.device)

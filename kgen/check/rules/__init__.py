@@ -32,7 +32,7 @@ class CheckRule:
         show it (t-closeness when the suppressed rows were left out: the column's distribution is gone).
     least_size : callable or None
         `least_size(description)`: the smallest class size the description asks for (k), for the verdict's
-        k; None: the rule does not set one.
+        k; None: the rule does not set one. `read` is asked too (None when the size is all there is to check).
     """
 
     model: str
@@ -68,7 +68,6 @@ def rules_from_models(descriptions: Sequence[Mapping], dropped: bool) -> tuple[i
                              f"knows {', '.join(sorted(RULES))}")
         if rule.least_size is not None:
             k = max(k, rule.least_size(d))
-            continue
         judged = rule.read(d, dropped)
         if judged is not None:
             rules.append(judged)
