@@ -12,6 +12,10 @@ optimum is a lower bound on the true optimum. The loop (an implicit hitting-set 
 3. evaluate the solution x; feasible: it is a new best (exclude its up-set); infeasible: raise it gene by gene
    (binary search per gene, `cuts` gene orders) to maximal infeasible nodes and add their cover cuts; repeat.
 
+Before the rounds (issue 30): on many genes, groups of genes certified apart with the other genes at their top
+level (the decomposition bound, `CertifyLoop.decompose`), and the short cuts of every pair of genes
+(`CertifyLoop.pair_cuts`); between rounds, an optional primal side (`Certify.primal`, e.g. `descend`).
+
 Ties: the cutoff is inclusive and the exclusions remove only evaluated nodes' up-sets, so every node of the
 optimal LOG that is not known infeasible is proposed and evaluated before the program runs dry; the Budget
 keeps the least LOS, then the lexicographically smaller node (the SPEC's tie rule).
