@@ -261,7 +261,7 @@ class CertifyLoop:
         self.seed_seconds = 0.0
         self.cap = search.solve_seconds
         self.incumbent: Node | None = None  # another search's best node (`preload`), evaluated first
-        self.preloaded: list[Node] = []  # another search's maximal infeasible nodes (`preload`), cut after the pairs
+        self.preloaded: list[Node] = []  # another search's infeasible nodes (`preload`), cut after the pairs
         self.closing_solve = True  # `last_solve` when a limit stops the loop before its first (not in a group)
         self.last_maximal: list[Node] = []  # the maximal infeasible nodes of the last round's climbs (`descend`)
         self.pair_table: np.ndarray | None = None  # `pair_cuts`: [i, j, a] the highest infeasible x_j at x_i = a
@@ -302,7 +302,12 @@ class CertifyLoop:
             self.decompose(self.search.groups)
         if self.search.pairs:
             self.pair_cuts()
-        for m in self.unimplied(self.preloaded):
+        if self.max_rounds == 0 and self.lower is not None:
+            return  # no round will read another search's cuts (`tightened_bound` after a decomposition)
+        preloaded = maximal_nodes(self.preloaded) if len(self.preloaded) > 1 else self.preloaded
+        for m in preloaded:
+            self.tags.tag(m, False)
+        for m in self.unimplied(preloaded):
             self.covers += self.model.add_cover(m)
 
     def advance(self) -> bool:
@@ -353,11 +358,10 @@ class CertifyLoop:
             self.prove(solution.bound)
 
     def preload(self, infeasible: Sequence[Node], found: Evaluated | None) -> None:
-        """Start from another search's evaluations: its infeasible nodes tag their down-sets and its best node
-        is evaluated through this loop's budget (the cutoff), so that the loop goes on where it stopped."""
-        self.preloaded = maximal_nodes(list(infeasible)) if len(infeasible) > 1 else list(infeasible)
-        for m in self.preloaded:
-            self.tags.tag(m, False)
+        """Start from another search's evaluations: its infeasible nodes tag their down-sets and become cuts
+        (in `initialize`, after the pair cuts that may imply them) and its best node is evaluated through this
+        loop's budget (the cutoff), so that the loop goes on where it stopped."""
+        self.preloaded = list(infeasible)
         self.incumbent = None if found is None else found.node
 
     def decompose(self, size: int) -> None:
