@@ -73,11 +73,18 @@ class LevelCodes(Sequence[np.ndarray]):
 class EncodedQI:
     """One quasi-identifier. `codes[L][r]` is row r's value at level L as a dense code in
     [0, cards[L]); `labels[L][c]` is the generalized value that code c stands for. `codes` is a tuple of
-    arrays or a `LevelCodes` (levels made on first use)."""
+    arrays or a `LevelCodes` (levels made on first use).
+
+    `domain`, when the hierarchy has leaves that the data lacks (ARX's Adult age hierarchy lists 1..100, the
+    data holds 72 ages): per level, per code, how many of the hierarchy's leaves its value covers, and as last
+    item the hierarchy's leaf count. ARX's Loss measures a value's share of that domain (`fitness.objective`,
+    `arx_domain_share`); None when the hierarchy's leaves are the data's (then the data's leaves are the
+    domain)."""
 
     name: str
     codes: Sequence[np.ndarray]
     labels: tuple[tuple[str, ...], ...]
+    domain: tuple[tuple[np.ndarray, ...], int] | None = field(default=None, compare=False)
 
     @property
     def height(self) -> int:
@@ -190,7 +197,23 @@ def encode_codes(name: str, leaf_codes: np.ndarray, leaves: Sequence[str], hiera
         leaf_to_level = np.array([index[v] for v in leaf_labels], dtype=code_dtype(len(level_labels)))
         codes.append(leaf_to_level[leaf_codes] if len(leaves) else leaf_codes)
         labels.append(level_labels)
-    return EncodedQI(name, tuple(codes), tuple(labels))
+    return EncodedQI(name, tuple(codes), tuple(labels), hierarchy_domain(hierarchy, labels))
+
+
+def hierarchy_domain(hierarchy: Hierarchy,
+                     labels: Sequence[Sequence[str]]) -> tuple[tuple[np.ndarray, ...], int] | None:
+    """`EncodedQI.domain`: per level, per label of `labels[level]`, how many of the hierarchy's leaves it covers,
+    and the hierarchy's leaf count; None when the hierarchy has no leaf beyond the data's (`labels[0]`). Why:
+    ARX's Loss charges a generalized value its share of the hierarchy's domain, not of the values that occur."""
+    if len(hierarchy.paths) <= len(labels[0]):
+        return None
+    counts = []
+    for level, level_labels in enumerate(labels):
+        covered: dict[str, int] = {}
+        for path in hierarchy.paths.values():
+            covered[path[level]] = covered.get(path[level], 0) + 1
+        counts.append(np.array([covered.get(v, 1) for v in level_labels], dtype=np.int64))
+    return tuple(counts), len(hierarchy.paths)
 
 
 def select_rows(table: EncodedTable, rows: np.ndarray) -> EncodedTable:
@@ -200,7 +223,8 @@ def select_rows(table: EncodedTable, rows: np.ndarray) -> EncodedTable:
     on (`kgen.run.recoding`); the privacy models' references come with `fitness.models.restricted`."""
     qis = tuple(
         EncodedQI(q.name, LevelCodes(q.codes[0][rows], [narrow(q.leaf_map(level), q.cards[level])
-                                                        for level in range(1, q.height + 1)]), q.labels)
+                                                        for level in range(1, q.height + 1)]), q.labels,
+                  q.domain)
         for q in table.qis)
     sensitive = {column: (codes[rows], labels) for column, (codes, labels) in table.sensitive.items()}
     return EncodedTable(int(rows.size), qis, sensitive)

@@ -14,6 +14,10 @@ metric are in docs/metrics.md. Summary (n rows, q QIs, S the suppressed rows, E 
 - `entropy`: non-uniform entropy: a row's cell costs -log2(#rows with its original value / #rows with its
   generalized value); a suppressed cell costs as if fully generalized, -log2(#original / n); the sum is
   divided by that of the fully generalized table.
+- `arx-entropy`, `arx-entropy-nm`, `arx-dm`, `arx-loss`, `arx-precision`: ARX's own metric variants, which charge
+  suppressed rows as ARX does (at the node's level, as a block of their own, as the classes they are, as cells
+  costing 1 with ARX's domain shares and geometric mean, or with ARX's arithmetic mean of precision); each has
+  `score`, ARX's raw figure (docs/metrics.md, "ARX's metrics").
 
 Every objective implements `Objective` and declares what the evaluator and the searches may rely on:
 `monotone` (the loss never decreases when a level rises, whatever is suppressed: only LOG),
@@ -30,6 +34,7 @@ evaluation carries whatever the objective.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
@@ -37,8 +42,9 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from fitness.encoding import EncodedQI, EncodedTable
+from fitness.kernel import class_sizes
 from fitness.labels import is_number
-from fitness.metrics import aecs, discernibility, suppressed_fraction
+from fitness.metrics import aecs, block_entropy, discernibility, dm_star, geometric_aggregate, suppressed_fraction
 from lattice.errors import InputError
 from lattice.node import height, precision_loss
 
@@ -479,6 +485,264 @@ class NonUniformEntropy(CellCostObjective):
     name: ClassVar[str] = "entropy"
 
 
+# --- ARX's metric variants under suppression (issue 27 item 5; docs/metrics.md "ARX's metrics") ------------------
+# Each reproduces the score ARX's own implementation gives, so that an ARX result can be reproduced; the losses
+# below map those scores onto [0, 1] without changing their order (`arx_score` gives the raw score).
+
+def entropy_score(node: Sequence[int], table: EncodedTable) -> float:
+    """ARX's non-uniform entropy of every row at `node`, suppressed or not, in bits: sum over QIs and rows of
+    -log2(#rows with the original value / #rows with the generalized value) (`MetricMDNUEntropyPrecomputed`)."""
+    costs = cell_costs(table, "entropy")
+    return float(sum(costs.total[i][x] for i, x in enumerate(node)))
+
+
+def suppressed_block_entropy(node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> float:
+    """The suppressed rows' entropy as their own block (`fitness.metrics.block_entropy`), summed over QIs, each
+    QI's values read at the node's level."""
+    if suppressed_rows is None or not suppressed_rows.size:
+        return 0.0
+    return sum(block_entropy(np.bincount(q.codes[x][suppressed_rows], minlength=q.cards[x]))
+               for q, x in zip(table.qis, node))
+
+
+def entropy_bound(table: EncodedTable) -> float:
+    """2 q n log2 n: no cell costs more than log2 n at its level nor again as a suppressed block's member, so the
+    non-monotonic entropy divided by it lies in [0, 1] (ARX's own maximum per QI is 2 n log2 n too)."""
+    n = table.n
+    return 2.0 * len(table.qis) * n * math.log2(n) if n > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class ArxEntropy:
+    """ARX's monotonic non-uniform entropy (`Metric.createPrecomputedEntropyMetric(threshold, true)`): every
+    row is charged at the node's level whether it is suppressed or not, so the loss depends on the node alone
+    and never falls when a level rises, suppression or not. Normalized as `entropy` (by the fully generalized
+    table's entropy): with nothing suppressed the two are equal."""
+
+    name: ClassVar[str] = "arx-entropy"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    # it reads the table's value counts, which a partitioned run's coordinator does not hold: not a summary
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return self.lower_bound(node, table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective reads the table's value counts, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        norm = cell_costs(table, "entropy").norm
+        return min(max(entropy_score(node, table) / norm, 0.0), 1.0) if norm > 0 else 0.0
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray) -> float:
+        """ARX's score: the entropy in bits."""
+        return entropy_score(node, table)
+
+
+@dataclass(frozen=True)
+class ArxEntropyNonMonotone:
+    """ARX's non-monotonic non-uniform entropy (`Metric.createPrecomputedEntropyMetric(threshold)` and
+    `(threshold, false)`): `arx-entropy` plus, per QI, the suppressed rows' entropy as a block of their own
+    (`fitness.metrics.block_entropy`). Releasing suppressed rows can lower it, so it is monotone only among
+    nodes that suppress nothing; `arx-entropy`'s score is its lower bound. Divided by `entropy_bound`."""
+
+    name: ClassVar[str] = "arx-entropy-nm"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        return self.normalized(self.score(node, table, released_sizes, suppressed_rows), table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.normalized(entropy_score(node, table), table)
+
+    def normalized(self, score: float, table: EncodedTable) -> float:
+        """`score` (bits) over `entropy_bound`, in [0, 1]."""
+        bound = entropy_bound(table)
+        return min(max(score / bound, 0.0), 1.0) if bound > 0 else 0.0
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score in bits."""
+        return entropy_score(node, table) + suppressed_block_entropy(node, table, suppressed_rows)
+
+
+def every_class_size(node: Sequence[int], table: EncodedTable, released_sizes: np.ndarray,
+                     suppressed_rows: np.ndarray | None) -> np.ndarray:
+    """The sizes of all classes of the node: the released ones and those its suppressed rows form."""
+    if suppressed_rows is None or not suppressed_rows.size:
+        return released_sizes
+    columns, cards = table.columns(node)
+    grouped = class_sizes([c[suppressed_rows] for c in columns], cards, int(suppressed_rows.size))
+    return np.concatenate([released_sizes, grouped])
+
+
+@dataclass(frozen=True)
+class ArxDiscernibility:
+    """ARX's monotonic discernibility DM* (`Metric.createDiscernabilityMetric(true)`): sum of |E|^2 over every
+    class of the node, a suppressed class counting as the class it is (`fitness.metrics.dm_star`). Suppression
+    does not change it and classes only merge when a level rises, so it is monotone whatever is suppressed.
+    Divided by n^2. It reads the suppressed rows (to group them), so an array device falls back to the CPU."""
+
+    name: ClassVar[str] = "arx-dm"
+    monotone: ClassVar[bool] = True
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        n = table.n
+        return self.score(node, table, released_sizes, suppressed_rows) / (n * n) if n else 0.0
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> None:
+        return None
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score: DM*."""
+        return dm_star(every_class_size(node, table, class_sizes, suppressed_rows))
+
+
+def arx_domain_share(qi: EncodedQI, level: int) -> np.ndarray:
+    """Per leaf, (m - 1) / (D - 1) for the value covering it at `level`, m of the D leaves of the hierarchy
+    (`EncodedQI.domain`; the data's leaves when the hierarchy has no others): ARX's domain share, normalized as
+    ARX normalizes its Loss per QI ((share - 1/D) / (1 - 1/D), `MetricMDNMLoss`)."""
+    if qi.domain is None:
+        return hierarchy_share(qi, level)
+    counts, size = qi.domain
+    if size <= 1:
+        return np.zeros(qi.cards[0])
+    return (counts[level][leaf_map(qi, level)] - 1.0) / (size - 1.0)
+
+
+def _build_arx_loss_costs(table: EncodedTable) -> CellCosts:
+    leaf_cost, totals, suppressed_cost, leaf_codes = [], [], [], []
+    for qi in table.qis:
+        counts = np.bincount(qi.codes[0], minlength=qi.cards[0]).astype(np.float64)
+        levels = tuple(arx_domain_share(qi, level) for level in range(qi.height + 1))
+        leaf_cost.append(levels)
+        totals.append(tuple(float(counts @ c) for c in levels))
+        suppressed_cost.append(np.ones(qi.cards[0]))
+        leaf_codes.append(qi.codes[0])
+    return CellCosts(tuple(leaf_cost), tuple(totals), tuple(suppressed_cost), tuple(leaf_codes), float(table.n))
+
+
+@dataclass(frozen=True)
+class ArxLoss:
+    """ARX's Loss (`Metric.createLossMetric()`, `createPrecomputedLossMetric(threshold)`): per QI, the mean over
+    rows of the domain share its value covers (`arx_domain_share`, of the hierarchy's leaves), a suppressed cell
+    costing 1; the QIs' losses aggregated by ARX's geometric mean (`fitness.metrics.geometric_aggregate`). The
+    loss is ARX's score itself. Releasing suppressed rows can lower it: monotone only among nodes that suppress
+    nothing; its lower bound is the loss with nothing suppressed."""
+
+    name: ClassVar[str] = "arx-loss"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = True
+    from_summary: ClassVar[bool] = False
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = False
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        if suppressed and suppressed_rows is None:
+            raise ValueError(f"the {self.name} objective needs suppressed_rows when rows are suppressed")
+        return self.score(node, table, released_sizes, suppressed_rows)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        raise TypeError(f"the {self.name} objective needs the suppressed rows, not a summary of the classes")
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.score(node, table, np.zeros(0, dtype=np.int64), None)
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score, in [0, 1]."""
+        return geometric_aggregate(self.per_qi(node, table, suppressed_rows))
+
+    def per_qi(self, node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> np.ndarray:
+        """Each QI's loss in [0, 1] (ARX's per-attribute Loss)."""
+        costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
+        n = max(table.n, 1)
+        values = np.array([costs.total[i][x] for i, x in enumerate(node)], dtype=np.float64)
+        if suppressed_rows is not None and suppressed_rows.size:
+            for i, x in enumerate(node):
+                values[i] += float(np.sum(1.0 - costs.leaf_cost[i][x][costs.leaf_codes[i][suppressed_rows]]))
+        return np.clip(values / n, 0.0, 1.0)
+
+
+def precision_per_qi(node: Sequence[int], heights: Sequence[int], released_rows: float, suppressed: float,
+                     n: int) -> np.ndarray:
+    """ARX's per-QI non-monotonic precision: (released rows * x_i / h_i + suppressed rows) / n (x_i / h_i = 0 for
+    a QI of height 0), a suppressed cell costing 1 (`MetricMDNMPrecision`)."""
+    shares = np.array([x / h if h else 0.0 for x, h in zip(node, heights)], dtype=np.float64)
+    return (released_rows * shares + suppressed) / max(n, 1)
+
+
+@dataclass(frozen=True)
+class ArxPrecision:
+    """ARX's default precision (`Metric.createPrecisionMetric()`, non-monotonic): per QI, the mean over rows of
+    x_i / h_i for released rows and 1 for suppressed ones, averaged over all q QIs (ARX's arithmetic mean counts
+    a QI of height 0 as 0, where `log` leaves it out). It follows from the node and the suppressed count, so it
+    is a summary metric (the array device and `--partitioned` compute it); releasing suppressed rows lowers it,
+    so it is monotone only among nodes that suppress nothing, where it is a sum of per-level costs."""
+
+    name: ClassVar[str] = "arx-precision"
+    monotone: ClassVar[bool] = False
+    monotone_without_suppression: ClassVar[bool] = True
+    needs_rows: ClassVar[bool] = False
+    from_summary: ClassVar[bool] = True
+    node_only: ClassVar[bool] = False
+    separable: ClassVar[bool] = True
+
+    def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
+                 table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
+        return self.summary_loss(node, int(released_sizes.size), suppressed, 0.0, table)
+
+    def summary_loss(self, node: Sequence[int], classes: int, suppressed: int, dm: float,
+                     table: EncodedTable) -> float:
+        if not len(node):
+            return 0.0
+        per_qi = precision_per_qi(node, table.heights, table.n - suppressed, suppressed, table.n)
+        return min(max(float(per_qi.mean()), 0.0), 1.0)
+
+    def lower_bound(self, node: Sequence[int], table: EncodedTable) -> float:
+        return self.summary_loss(node, 0, 0, 0.0, table)
+
+    def score(self, node: Sequence[int], table: EncodedTable, class_sizes: np.ndarray,
+              suppressed_rows: np.ndarray | None) -> float:
+        """ARX's score, in [0, 1]."""
+        return self.summary_loss(node, 0, 0 if suppressed_rows is None else int(suppressed_rows.size), 0.0, table)
+
+
 OBJECTIVES: dict[str, type[Objective]] = {
     "log": Precision,
     "dm": Discernibility,
@@ -486,6 +750,11 @@ OBJECTIVES: dict[str, type[Objective]] = {
     "ncp": NormalizedCertaintyPenalty,
     "loss": GeneralizedLoss,
     "entropy": NonUniformEntropy,
+    "arx-entropy": ArxEntropy,
+    "arx-entropy-nm": ArxEntropyNonMonotone,
+    "arx-dm": ArxDiscernibility,
+    "arx-loss": ArxLoss,
+    "arx-precision": ArxPrecision,
 }
 
 
@@ -527,8 +796,9 @@ def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: n
     Returns
     -------
     dict
-        Raw figures (log, los, dm, aecs as in SPEC section 3, height) and every objective's loss in [0, 1]
-        (dm_normalized, aecs_normalized, ncp, loss, entropy).
+        Raw figures (log, los, dm, aecs as in SPEC section 3, height), every objective's loss in [0, 1]
+        (dm_normalized, aecs_normalized, ncp, loss, entropy, and ARX's variants `arx_metrics`) and ARX's raw
+        scores (arx_entropy_bits, arx_entropy_nm_bits, dm_star; ARX's Loss score is `arx-loss` itself).
     """
     n = table.n
     suppressed = int(suppressed_rows.size)
@@ -543,6 +813,25 @@ def solution_metrics(table: EncodedTable, node: Sequence[int], released_sizes: n
         "loss": cell_costs(table, "loss").normalized(node, suppressed_rows),
         "entropy": cell_costs(table, "entropy").normalized(node, suppressed_rows),
         "height": height(node),
+        **arx_metrics(table, node, released_sizes, suppressed_rows),
+    }
+
+
+def arx_metrics(table: EncodedTable, node: Sequence[int], released_sizes: np.ndarray,
+                suppressed_rows: np.ndarray) -> dict:
+    """ARX's metric variants of a node for the report: each one's loss in [0, 1] under its `--metric` name and
+    ARX's raw scores, so a release can be compared with an ARX result figure for figure."""
+    suppressed = int(suppressed_rows.size)
+    entropy_nm, dm = ArxEntropyNonMonotone(), ArxDiscernibility()
+    return {
+        "arx-entropy": ArxEntropy()(node, released_sizes, suppressed, table),
+        "arx-entropy-nm": entropy_nm(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-dm": dm(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-loss": ArxLoss()(node, released_sizes, suppressed, table, suppressed_rows),
+        "arx-precision": ArxPrecision()(node, released_sizes, suppressed, table),
+        "arx_entropy_bits": entropy_score(node, table),
+        "arx_entropy_nm_bits": entropy_nm.score(node, table, released_sizes, suppressed_rows),
+        "dm_star": dm.score(node, table, released_sizes, suppressed_rows),
     }
 
 
@@ -585,4 +874,48 @@ def mixed_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group: np
         "loss": mixed_cost(cell_costs(table, "loss"), nodes, group),
         "entropy": mixed_cost(cell_costs(table, "entropy"), nodes, group),
         "height": height(nodes[0]),
+        **mixed_arx_metrics(table, nodes, group, released_sizes),
+    }
+
+
+def mixed_per_qi(costs: CellCosts, nodes: Sequence[Sequence[int]], group: np.ndarray) -> np.ndarray:
+    """Per QI, the summed cell cost of a release whose row r is at `nodes[group[r]]`, a row with `group[r] < 0`
+    costing its suppressed cost (the raw sums `mixed_cost` normalizes)."""
+    sums = np.zeros(len(costs.leaf_codes))
+    for i, leaves in enumerate(costs.leaf_codes):
+        cell = costs.suppressed_cost[i][leaves]
+        for g, node in enumerate(nodes):
+            rows = group == g
+            cell[rows] = costs.leaf_cost[i][node[i]][leaves[rows]]
+        sums[i] = float(cell.sum())
+    return sums
+
+
+def mixed_arx_metrics(table: EncodedTable, nodes: Sequence[Sequence[int]], group: np.ndarray,
+                      released_sizes: np.ndarray) -> dict:
+    """`arx_metrics` of a release whose rows are generalized at different nodes (local recoding): released rows
+    at their own group's node; ARX charges suppressed rows at "the node", here the global one (`nodes[0]`, where
+    they were suppressed): at its level for the entropies and grouped at it for DM*; a suppressed cell costs 1 in
+    ARX's Loss. Equal to `arx_metrics` for one group."""
+    rows = np.flatnonzero(group < 0)
+    global_node = nodes[0]
+    entropy = cell_costs(table, "entropy")
+    bits = float(mixed_per_qi(entropy, nodes, np.where(group < 0, 0, group)).sum())
+    bits_nm = bits + suppressed_block_entropy(global_node, table, rows)
+    dm = dm_star(every_class_size(global_node, table, released_sizes, rows))
+    loss_costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
+    loss = geometric_aggregate(np.clip(mixed_per_qi(loss_costs, nodes, group) / max(table.n, 1), 0.0, 1.0))
+    n = table.n
+    released_rows = np.bincount(group[group >= 0], minlength=len(nodes)).astype(np.float64)
+    precision = sum(precision_per_qi(node, table.heights, rows_g, 0.0, n) for node, rows_g in zip(nodes, released_rows))
+    precision = np.asarray(precision, dtype=np.float64) + rows.size / max(n, 1)
+    return {
+        "arx-entropy": min(max(bits / entropy.norm, 0.0), 1.0) if entropy.norm > 0 else 0.0,
+        "arx-entropy-nm": ArxEntropyNonMonotone().normalized(bits_nm, table),
+        "arx-dm": dm / (n * n) if n else 0.0,
+        "arx-loss": loss,
+        "arx-precision": min(max(float(precision.mean()), 0.0), 1.0) if precision.size else 0.0,
+        "arx_entropy_bits": bits,
+        "arx_entropy_nm_bits": bits_nm,
+        "dm_star": dm,
     }

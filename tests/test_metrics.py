@@ -145,7 +145,8 @@ def test_each_objective_answers_its_declared_interface(rows: list, k: int, suppr
             else:
                 with pytest.raises(TypeError):
                     objective.summary_loss(node, e.classes, e.suppressed, e.dm, table)
-    assert [m for m, kind in OBJECTIVES.items() if kind().lower_bound((0, 0), table) is None] == ["dm", "aecs"]
+    assert [m for m, kind in OBJECTIVES.items() if kind().lower_bound((0, 0), table) is None] == ["dm", "aecs",
+                                                                                                "arx-dm"]
 
 
 def test_log_is_monotone_whatever_is_suppressed() -> None:
@@ -212,7 +213,8 @@ def test_report_has_every_metric_and_the_privacy_figures(adult_csv: Path, adult_
                  "--output", str(output), "--quiet"]) == 0
     report = json.loads(output.with_suffix(".json").read_text())
     assert set(report["metrics"]) == {"log", "los", "dm", "dm_normalized", "aecs", "aecs_normalized", "ncp", "loss",
-                                      "entropy", "height"}
+                                      "entropy", "height", "arx-entropy", "arx-entropy-nm", "arx-dm", "arx-loss",
+                                      "arx-precision", "arx_entropy_bits", "arx_entropy_nm_bits", "dm_star"}
     assert report["metric"] == "entropy" and report["loss"] == pytest.approx(report["metrics"]["entropy"])
     assert report["metrics"]["log"] == report["log"] and report["metrics"]["dm"] == report["dm"]
     figures = report["privacy"][0]

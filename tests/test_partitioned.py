@@ -74,7 +74,7 @@ def without_seconds(trace: list[dict]) -> list[dict]:
 @pytest.mark.slow
 def test_every_node_evaluates_as_in_memory(client, data) -> None:
     folder, csv, _ = data
-    for metric in ("log", "dm", "aecs"):
+    for metric in ("log", "dm", "aecs", "arx-precision"):
         cfg = config(metric=metric)
         parted = prepare(client, open_source(str(folder / "part*.parquet")), cfg)
         memory = api.prepare(str(csv), cfg)
@@ -194,6 +194,7 @@ def test_the_command_line_refuses_a_partitioned_run_without_an_output_folder(dat
 @pytest.mark.parametrize(("changes", "words"), [
     ({"l": 2, "sensitive": ["note"]}, "l-diversity is not supported with --partitioned"),
     ({"metric": "ncp"}, "metric 'ncp' is not supported with --partitioned"),
+    ({"metric": "arx-entropy"}, "metric 'arx-entropy' is not supported with --partitioned"),
     ({"t_closeness": 0.2, "sensitive": ["note"]}, "t-closeness is not supported with --partitioned"),
 ])
 def test_unsupported_models_and_metrics_are_refused_in_one_line(data, changes: dict, words: str) -> None:

@@ -35,14 +35,26 @@ def average_prosecutor_risk(sizes: np.ndarray) -> float:
     return np.asarray(sizes).size / rows if rows else 0.0
 
 
-def smallest_to_suppress(sizes: np.ndarray, bound: float) -> np.ndarray:
+def smallest_to_suppress(sizes: np.ndarray, bound: float, first_rows: np.ndarray | None = None) -> np.ndarray:
     """The indices (into `sizes`) of the fewest smallest classes whose suppression brings the mean
-    prosecutor risk of the rest to at most `bound` (TOLERANCE absorbs rounding); empty when it already is."""
-    order = np.argsort(sizes, kind="stable")
+    prosecutor risk of the rest to at most `bound` (TOLERANCE absorbs rounding); empty when it already is.
+    Among classes of equal size the one whose first row comes first goes first (`first_rows`, as ARX orders
+    them by their representative row): which of them is suppressed does not change the count of rows or
+    classes, but it decides the released rows and every metric that reads them (ARX's non-monotonic entropy
+    in ARX's RiskBased case 0); without rows, the classes' own order."""
+    order = np.argsort(sizes, kind="stable") if first_rows is None else np.lexsort((first_rows, sizes))
     rows_left = int(sizes.sum()) - np.concatenate(([0], np.cumsum(sizes[order])))
     classes_left = sizes.size - np.arange(sizes.size + 1)
     meets = classes_left <= (bound + TOLERANCE) * rows_left  # m = sizes.size leaves nothing: always met
     return order[: int(np.argmax(meets))]
+
+
+def first_rows(partition: Partition) -> np.ndarray:
+    """Per class, the index of its first row (the partition must map rows to classes)."""
+    assert partition.rows is not None
+    first = np.full(partition.count, partition.rows.size, dtype=np.int64)
+    np.minimum.at(first, partition.rows, np.arange(partition.rows.size, dtype=np.int64))
+    return first
 
 
 @dataclass(frozen=True)
@@ -78,7 +90,8 @@ class AverageRisk:
         the rest is at most r: the fewest smallest ones."""
         kept = np.flatnonzero(~suppressed)
         out = np.zeros(partition.count, dtype=bool)
-        out[kept[smallest_to_suppress(partition.sizes[kept], self.r)]] = True
+        first = None if partition.rows is None else first_rows(partition)[kept]
+        out[kept[smallest_to_suppress(partition.sizes[kept], self.r, first)]] = True
         return out
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:

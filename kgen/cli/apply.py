@@ -38,6 +38,7 @@ def metric_lines(r: dict) -> list[str]:
     if m:
         lines.append(f"  objective {r.get('metric', 'log')} = {r['loss']:.4f}; NCP {m['ncp']:.4f}  Loss {m['loss']:.4f}"
                      f"  entropy {m['entropy']:.4f}  DM {m['dm']:.0f}  AECS {m['aecs']:.1f}")
+        lines += summarizing.arx_score_lines(r.get("metric", "log"), m)
     for f in r.get("privacy", []):
         if f.get("min_distinct_l") is None:
             continue

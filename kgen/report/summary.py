@@ -153,6 +153,7 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     if m:
         lines.append(f"  objective {r.get('metric', 'log')} = {r['loss']:.4f}; NCP {m['ncp']:.4f}  Loss "
                      f"{m['loss']:.4f}  entropy {m['entropy']:.4f}  DM {m['dm']:.0f}")
+        lines += arx_score_lines(r.get("metric", "log"), m)
     for f in r.get("privacy", []):
         if f.get("min_distinct_l") is not None:
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
@@ -244,4 +245,17 @@ def likeness_words(figures: dict) -> str:
     return f"  beta {figures['max_beta']:.3f}  delta {figures['max_delta_disclosure']:.3f}"
 
 
-__all__ = ["WIDTH", "control_lines", "level_kind", "next_steps", "released_text", "text"]
+# ARX's raw score of each ARX metric variant (docs/metrics.md): the report key and its unit
+ARX_SCORES = {"arx-entropy": ("arx_entropy_bits", " bits"), "arx-entropy-nm": ("arx_entropy_nm_bits", " bits"),
+              "arx-dm": ("dm_star", " (DM*)"), "arx-loss": ("arx-loss", ""), "arx-precision": ("arx-precision", "")}
+
+
+def arx_score_lines(metric: str, metrics: dict) -> list[str]:
+    """The line with ARX's own score for an ARX metric (full precision, to compare with an ARX result)."""
+    key, unit = ARX_SCORES.get(metric, (None, ""))
+    if key is None or metrics.get(key) is None:
+        return []
+    return [f"  ARX's score: {metrics[key]!r}{unit}"]
+
+
+__all__ = ["WIDTH", "arx_score_lines", "control_lines", "level_kind", "next_steps", "released_text", "text"]
