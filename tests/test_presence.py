@@ -212,6 +212,9 @@ def test_anonymize_check_and_apply_keep_delta_presence(files: dict[str, str], ca
     model = next(m for m in report["models"] if m["model"] == "delta-presence")
     assert (model["dmin"], model["dmax"]) == (0.2, 0.3) and len(model["subset_digest"]) == 64
     assert report["verified"]["passed"] is True
+    population_rows = len(Path(files["population"]).read_text().strip().splitlines()) - 1
+    assert report["provenance"]["input"]["rows"] == population_rows  # the input file's, which its sha256 is of
+    assert report["provenance"]["input"]["anonymized_rows"] == 3
     assert main(["check", files["release"], "--report", files["report"]]) == 0
     stricter = ["--delta-presence", "0.26,0.3", "--research-subset", files["subset"]]
     assert main(["check", files["release"], "--report", files["report"], *stricter]) == 1
