@@ -104,12 +104,14 @@ def pitman_uniques(histogram: Mapping[int, int], population: float) -> dict:
             "share": uniques / population}
 
 
-def _one_in_sample(size: int, population: int, sample: int) -> float:
+def _one_in_sample(size: int, population: int, sample: int, samples: float | None = None) -> float:
     """P(exactly one of a population class of `size` records is drawn in a sample of `sample` out of
-    `population` without replacement): the hypergeometric probability of 1."""
+    `population` without replacement): the hypergeometric probability of 1. `samples`: log C(population,
+    sample), the same for every size (computed once per histogram by the caller)."""
     if size > population or sample < 1:
         return 0.0
-    log = (math.log(size) + _log_choose(population - size, sample - 1) - _log_choose(population, sample))
+    log = (math.log(size) + _log_choose(population - size, sample - 1)
+           - (_log_choose(population, sample) if samples is None else samples))
     return math.exp(log) if math.isfinite(log) else 0.0
 
 
@@ -124,7 +126,8 @@ def zayatz_uniques(histogram: Mapping[int, int], population: int, sample: int) -
     hypergeometric chance of drawing exactly one record of a class of each observed size; population uniques
     = sample uniques * that probability / sampling fraction."""
     uniques = histogram.get(1, 0)
-    weights = {s: c * _one_in_sample(s, population, sample) for s, c in histogram.items()}
+    samples = _log_choose(population, sample)
+    weights = {s: c * _one_in_sample(s, population, sample, samples) for s, c in histogram.items()}
     total = sum(weights.values())
     if uniques == 0 or total == 0:
         return {"model": "zayatz", "uniques": 0.0, "share": 0.0, "conditional": 0.0}
