@@ -46,6 +46,16 @@ def _pitman_terms(theta: float, alpha: float, u: int, n: int, larger: np.ndarray
     return float(value), np.array([g_theta, g_alpha]), np.array([[h_tt, h_ta], [h_ta, h_aa]])
 
 
+def _pitman_value(theta: float, alpha: float, u: int, n: int) -> float:
+    """The first two sums of `_pitman_terms`' log-likelihood in closed form, for the start grid: sum over
+    i < u of log(theta + i alpha) = (u - 1) log alpha + lgamma(theta / alpha + u) - lgamma(theta / alpha + 1),
+    and sum over i < n of log(theta + i) = lgamma(theta + n) - lgamma(theta + 1): O(1) instead of O(n), which
+    made the grid of 1,000 points most of a fit's time (the model fits once per histogram its search asks)."""
+    ratio = theta / alpha
+    return ((u - 1) * math.log(alpha) + math.lgamma(ratio + u) - math.lgamma(ratio + 1)
+            - math.lgamma(theta + n) + math.lgamma(theta + 1))
+
+
 def _inside(theta: float, alpha: float) -> bool:
     return 0.0 < alpha < 1.0 and theta > -alpha
 
@@ -61,13 +71,16 @@ def pitman_fit(histogram: Mapping[int, int]) -> tuple[float, float] | None:
     top = max(histogram)
     larger = np.array([sum(c for s, c in histogram.items() if s > i) for i in range(1, top)], dtype=float)
     best: tuple[float, float, float] | None = None
+    i_c = np.arange(1, larger.size + 1, dtype=float)
     for alpha in np.linspace(0.02, 0.98, 25):
+        tail = float((larger * np.log(i_c - alpha)).sum())
         for theta in np.geomspace(0.05, 10.0 * n, 40):
-            value = _pitman_terms(float(theta), float(alpha), u, n, larger)[0]
+            value = _pitman_value(float(theta), float(alpha), u, n) + tail
             if best is None or value > best[0]:
                 best = (value, float(theta), float(alpha))
     assert best is not None
-    value, theta, alpha = best
+    _, theta, alpha = best
+    value = _pitman_terms(theta, alpha, u, n, larger)[0]
     for _ in range(PITMAN_MAX_STEPS):
         value, gradient, hessian = _pitman_terms(theta, alpha, u, n, larger)
         if np.abs(gradient).max() < PITMAN_TOLERANCE * n:
