@@ -7,6 +7,7 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from lattice.node import Node
 
@@ -30,8 +31,8 @@ class Box:
     def dims(self) -> int:
         return len(self.lower)
 
-    @property
-    def size(self) -> int:
+    @cached_property
+    def size(self) -> int:  # cached: the budget asks it at every evaluation (a product of 97 numbers at q = 97)
         return math.prod(b - a + 1 for a, b in zip(self.lower, self.upper))
 
     def __contains__(self, node: object) -> bool:

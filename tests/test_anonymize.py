@@ -153,7 +153,7 @@ def test_report_has_every_issue_2_field_consistent_with_the_released_file(adult:
     released = read_csv(output)
     assert released.separator == ";" and released.columns == tuple(data) and released.n == 3000
 
-    assert report["algorithm"] == "kgen" and report["k"] == 5 and report["suppression_limit"] == 0.01
+    assert report["algorithm"] == "auto" and report["k"] == 5 and report["suppression_limit"] == 0.01
     assert list(report["node"]) == list(report["heights"]) == list(report["attributes"]) == ADULT_QIS
     node = tuple(report["node"][q] for q in ADULT_QIS)
     heights = tuple(report["heights"][q] for q in ADULT_QIS)

@@ -53,11 +53,11 @@ def test_auto_under_an_evaluation_limit_brackets_the_optimum(case, evaluations, 
             assert result.best.loss == truth.loss
 
 
-def test_auto_runs_the_ga_where_the_certified_search_is_unsound():
+def test_auto_runs_the_ga_where_the_certified_search_is_unsound_and_the_box_is_large():
     heights = (3, 2, 3)
     sound = up_set_problem(heights, [(1, 1, 2)])
     unsound = Problem(sound.evaluator, sound.box, sound.heights, False, True, loss_is_log=True)
-    result = Auto().run(unsound, Limits(max_evaluations=20))
+    result = Auto(fallback_nodes=10).run(unsound, Limits(max_evaluations=20))
     assert result.params["auto"]["answer"] == "ga" and "monotone feasibility" in result.params["auto"]["why"]
     assert "certified" not in result.params
 

@@ -25,6 +25,9 @@ from hypothesis import strategies as st
 
 from kgen.cli.main import main
 from kgen.run.algorithms import REGISTRY
+from kgen.run.config import Config
+
+DEFAULT_ALGORITHM = Config.__dataclass_fields__["algorithm"].default
 
 MISSING = ("", "?", "NA")
 CATEGORIES = ("a", "b", "c", "d", "e", "x,y", 'q"r', "semi;colon", "ü")
@@ -134,8 +137,10 @@ def predict(s: Scenario, n: int) -> set[int]:
             if any(v not in listed for v in present):
                 return {2}
     two_tops = any(c.hierarchy is not None and c.corruption == "two-tops" for c in s.columns)
-    # a heuristic (the default may be one) or a budget may end without a feasible node
-    limited = s.max_evaluations is not None or not REGISTRY[s.algorithm or "kgen"].exact
+    # a heuristic or a budget may end without a feasible node; so may the default `auto`, whose fallback where
+    # certify is unsound is the GA on a large box, and whose default time limit is a budget
+    algorithm = s.algorithm or DEFAULT_ALGORITHM
+    limited = s.max_evaluations is not None or not REGISTRY[algorithm].exact or algorithm == "auto"
     return {0, 3} if two_tops or limited else {0}
 
 

@@ -98,7 +98,7 @@ def test_the_trace_is_the_logbook_and_its_best_is_the_hall_of_fame_and_the_budge
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("preset", ["paper", "kgen+"])
+@pytest.mark.parametrize("preset", ["paper", "kgen+", "memetic"])
 def test_the_traces_best_node_is_the_results_even_among_nodes_of_equal_loss(seed, preset):
     # many feasible nodes share a LOG here, and a budget stop can cut a batch: the last record must still name
     # the result's node (least loss, then LOS, then the smaller node), not merely one of the same loss
@@ -108,7 +108,7 @@ def test_the_traces_best_node_is_the_results_even_among_nodes_of_equal_loss(seed
     assert result.trace[-1]["evaluations"] == result.evaluations
 
 
-@pytest.mark.parametrize("preset", ["paper", "kgen+"])
+@pytest.mark.parametrize("preset", ["paper", "kgen+", "memetic"])
 @pytest.mark.parametrize("selection", ["tournament", "roulette"])
 def test_the_result_depends_on_the_seed_alone_not_on_others_drawing_from_the_global_stream(preset, selection):
     ga = KGen(preset=preset, selection=selection, population=10)

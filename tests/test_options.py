@@ -308,7 +308,7 @@ def test_help_shows_every_default(command: str) -> None:
             assert f"(default: {shown})" in text, (command, action.option_strings)
     if command == "anonymize":
         for needle in ("(default: 0)", "(default: fast)", "(default: 1)", "(default: loky)", "(default: 10.0)",
-                       "(default: log)", "(default: kgen)", "(default: empty, ?, NA)"):
+                       "(default: log)", "(default: auto)", "(default: empty, ?, NA)"):
             assert needle in text, needle
 
 

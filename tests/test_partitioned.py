@@ -62,7 +62,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, pd.DataF
 
 def config(**changes: object) -> Config:
     settings = {"qi": QIS, "identifiers": ["person_id"], "k": 3, "suppression": 0.01, "seed": 3,
-                "max_evaluations": 120, "options": {"population": 30}}
+                "max_evaluations": 120, "algorithm": "kgen", "options": {"population": 30}}
     settings.update(changes)
     return Config(**settings, keep_unnamed=True)  # type: ignore[arg-type]
 

@@ -247,7 +247,7 @@ def test_the_summary_counts_released_and_suppressed_rows_as_the_report_does(tmp_
     assert report["suppressed"] == 1 and report["rows_released"] == 4 and report["rows_written"] == 5
     assert "5 rows: 4 released, 1 suppressed (written with * in every QI)" in out
     assert "5 released" not in out
-    assert ("optimal (proved)" in out) == bool(report["optimal"]) and "may not be optimal" not in out
+    assert ("proved optimal" in out) == bool(report["optimal"]) and "may not be optimal" not in out
 
 
 def test_a_qi_generalized_to_one_value_is_not_in_between() -> None:
@@ -278,10 +278,13 @@ def test_population_is_only_the_risk_table_and_the_ga_size_is_ga_population(tmp_
     base = ["anonymize", data, "--qi", "age,zip", "--k", "2", "--keep-unnamed", "--output", tmp_path / "o.csv"]
     assert run(*base, "--population", "12") == 2
     assert "--population" in one_line_error(capsys)
-    assert run(*base, "--ga-population", "12", "--quiet") == 0
+    assert run(*base, "--ga-population", "12", "--quiet") == 2  # auto, the default, takes no GA size
+    assert "error: --ga-population and --selection tune the GA alone" in capsys.readouterr().err
+    assert run(*base, "--algorithm", "kgen", "--ga-population", "12", "--quiet") == 0
     report = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
     assert report["parameters"]["population"] == 12
-    result = anonymize({"age": ["1", "2", "3", "4"]}, Config(qi=["age"], k=2, options={"ga_population": 14}))
+    result = anonymize({"age": ["1", "2", "3", "4"]}, Config(qi=["age"], k=2, algorithm="kgen",
+                                                                  options={"ga_population": 14}))
     assert result.report["parameters"]["population"] == 14
 
 

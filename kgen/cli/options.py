@@ -365,11 +365,12 @@ def node_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    """The GA's own options (`kgen` only); given ones go to Config.options."""
+    """The GA's own options (`kgen`; `auto` takes --preset for its GA); given ones go to Config.options."""
     parser.add_argument("--ga-population", type=number(int, "ga-population"),
                         help="kgen: individuals per generation of the GA (paper preset 100, kgen+ 40)")
-    parser.add_argument("--preset", choices=["paper", "kgen+"],
-                        help="kgen: the paper's algorithm (default) or kgen+ (tagging, descent, seeding)")
+    parser.add_argument("--preset", choices=["paper", "kgen+", "memetic"],
+                        help="kgen: the paper's algorithm (default), kgen+ (tagging, descent, seeding) or "
+                             "memetic (kgen+ with a local search on its best node; auto's GA)")
     parser.add_argument("--selection", choices=["tournament", "roulette"],
                         help="kgen: tournament with the age penalty (default) or the paper's roulette")
 

@@ -212,12 +212,20 @@ def refinement_lines(r: Mapping, width: int = WIDTH) -> list[str]:
 
 
 def bound_line(r: dict) -> list[str]:
-    """How far from the optimum the release is, as proved by the certified lower bound (docs/certify.md)."""
+    """How far from the optimum the release is, as proved by the certified lower bound (docs/certify.md): "proved
+    optimal", else "best found, within [lower bound, found]"; and, for `auto`, how it answered when it could
+    not run the certified search."""
+    lines = []
     if r.get("optimal"):
-        return ["  optimal (proved)"]
-    if r.get("gap") is not None:
-        return [f"  within {r['gap']:.4f} of the optimum (proved: {r.get('metric', 'log')} >= {r['lower_bound']:.4f})"]
-    return []
+        lines.append("  proved optimal")
+    elif r.get("gap") is not None:
+        found = r["lower_bound"] + r["gap"]
+        lines.append(f"  best found, within [{r['lower_bound']:.4f}, {found:.4f}] ({r.get('metric', 'log')}; the "
+                     f"optimum is proved in it)")
+    auto = (r.get("parameters") or {}).get("auto") or {}
+    if auto.get("why"):
+        lines.append(cut(f"  auto: {auto['answer']} instead of the certified search ({auto['why']})", WIDTH))
+    return lines
 
 
 def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequence[str], k: int,

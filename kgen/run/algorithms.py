@@ -53,6 +53,9 @@ def make_search(name: str, options: Mapping[str, object] | None = None) -> Searc
     if factory is None:
         raise InputError(f"unknown algorithm {name!r}; choose one of: {', '.join(sorted(REGISTRY | CUT_POINT))}")
     given = dict(options or {})
+    if name == "auto" and given.keys() & {"ga_population", "population", "selection"}:
+        raise InputError("--ga-population and --selection tune the GA alone: add --algorithm kgen (auto takes "
+                         "--preset for its GA)")
     if "ga_population" in given:  # the option's name (`--ga-population`) for the GA's `population` field
         given["population"] = given.pop("ga_population")
     try:

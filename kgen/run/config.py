@@ -92,7 +92,9 @@ class Settings:
         The text encoding of a CSV path given as data (`--encoding`): utf-8 (default, with or without a
         byte-order mark), latin-1, cp1252 or utf-16 (with its byte-order mark).
     algorithm : str
-        The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "kgen", the GA.
+        The search (`kgen.run.algorithms.REGISTRY`, or k-optimize; docs/search.md). Default "auto": the
+        certified search with the GA (preset "memetic") as its primal side, the proved optimum or the best node
+        found with its proved interval (docs/certify.md#auto); "kgen" is the paper's GA.
     options : mapping of str to object
         The algorithm's own parameters (its dataclass fields, e.g. `preset`, `selection`; the GA's
         population size as `ga_population`); from `--ga-population`, `--preset`, `--selection`.
@@ -166,7 +168,7 @@ class Settings:
     hierarchy_dir: str | None = None
     missing: Sequence[str] = DEFAULT_MISSING
     encoding: str = "utf-8"
-    algorithm: str = "kgen"
+    algorithm: str = "auto"
     options: Mapping[str, object] = field(default_factory=dict)
     seed: int = 0
     max_evaluations: int | None = None

@@ -23,7 +23,8 @@ from lattice.errors import InputError
 from lattice.search.safepub import SafePub, rng_for
 
 SAMPLE_STREAM = 1  # the sample's numpy stream: SeedSequence([seed, 1]) (the walk draws from [seed, 2])
-ALLOWED_ALGORITHMS = ("safepub", "kgen")  # "kgen" is the default algorithm: with DP it means SafePub's walk
+ALLOWED_ALGORITHMS = ("safepub", "auto", "kgen")  # "auto" is the default algorithm (and "kgen" was): with DP
+# either means SafePub's walk
 ALLOWED_FAMILIES = ("k-anonymity", "differential-privacy")
 
 

@@ -389,11 +389,21 @@ def minimal_nodes(nodes: Sequence[Node]) -> list[Node]:
     if not nodes:
         return []
     array = np.array(sorted(set(nodes), key=lambda n: (sum(n), n)), dtype=np.int64)
-    minimal = np.empty((0, array.shape[1]), dtype=np.int64)
-    for row in array:
-        if minimal.size == 0 or not np.any(np.all(minimal <= row, axis=1)):
-            minimal = np.vstack([minimal, row])
-    return sorted(tuple(int(v) for v in row) for row in minimal)
+    # by increasing height, a node can only lie above one kept before it; each block of 32 is checked against
+    # the kept nodes in one comparison (a row at a time re-stacked the kept array: 6.9 of 17 CPU s on the
+    # 16,000 feasible nodes of a bound's pair walks at Cargo q = 97)
+    kept = np.empty_like(array)
+    count = 0
+    for start in range(0, len(array), 32):
+        rows = array[start : start + 32]
+        if count:
+            rows = rows[~(kept[None, :count, :] <= rows[:, None, :]).all(axis=2).any(axis=1)]
+        first = count
+        for row in rows:
+            if count == first or not (kept[first:count] <= row).all(axis=1).any():
+                kept[count] = row
+                count += 1
+    return sorted(tuple(int(v) for v in row) for row in kept[:count])
 
 
 

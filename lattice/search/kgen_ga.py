@@ -23,13 +23,14 @@ anything else drawing from the global stream, which the GA never touches.
 Presets: `paper` is the paper's algorithm. `kgen+` (measured in docs/search.md) answers feasibility from
 predictive tags where monotonicity already decides it, pushes every new feasible individual down to a
 minimal feasible node (binary search per gene in random order), seeds the population with descents from the
-top node, and uses 40 individuals.
+top node, and uses 40 individuals. `memetic` is kgen+ with a local search on the best node after each
+generation (swap moves, then iterated-local-search kicks: `_Run.polished_population`); it is `auto`'s GA.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, ClassVar
@@ -37,6 +38,7 @@ from typing import Any, ClassVar
 from deap import base, tools
 
 from lattice.errors import InputError
+from lattice.hitting import integer_step_costs
 from lattice.node import Node, precision_loss
 from lattice.search import operators
 from lattice.search.base import (
@@ -54,8 +56,12 @@ from lattice.search.stopping import Condition, Patience, Stall
 from lattice.search.tags import SparseTags, decided, feasibility
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 0.0},
-    "kgen+": {"population": 40, "tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 0.0},
+    "paper": {"population": 100, "tagging": False, "descent": False, "seeds": 0, "infeasible_weight": 0.0,
+              "polish": False},
+    "kgen+": {"population": 40, "tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 0.0,
+              "polish": False},
+    "memetic": {"population": 40, "tagging": True, "descent": True, "seeds": 4, "infeasible_weight": 0.0,
+                "polish": True},
 }
 SELECTIONS = ("tournament", "roulette")
 MUTATIONS = ("single", "reset")
@@ -155,6 +161,11 @@ class KGen:
         Fitness factor of infeasible nodes (f = 1 - loss otherwise). The SPEC leaves an infeasible node's
         score open; 1 (scored like a feasible node) lets the low, infeasible nodes win every selection, and on
         Cargo 2000 at 25 QIs such a run never finds a feasible node (docs/search.md).
+    polish : bool, optional
+        The memetic step (preset "memetic"): after each generation, the best node found, if not polished
+        yet, is improved by swap moves (`operators.swap_move`: one gene down, another up by less than the
+        saving, then a descent) until none improves, and joins the population. Needs LOG and monotone
+        feasibility; elsewhere it is off (`params["polish"]` says so).
     max_evaluations : int
         The budget when the limits give none (5000).
     max_stall : int
@@ -188,6 +199,7 @@ class KGen:
     descent_order: str = "random"
     seeds: int | None = None
     infeasible_weight: float | None = None
+    polish: bool | None = None
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS
     max_stall: int = 100
     patience: int = 300
@@ -245,7 +257,7 @@ class KGen:
         budget = make_budget(problem, limits, [Stall(self.max_stall), Patience(self.patience)])
         run = _Run(self, problem, budget, random.Random(limits.seed))
         params = dict(self.params, seed=limits.seed, max_evaluations=limits.max_evaluations,
-                      tagging=run.tags is not None, descent=run.descent)
+                      tagging=run.tags is not None, descent=run.descent, polish=run.polish)
         return guarded(budget, self.name, run.body, params)
 
 
@@ -261,6 +273,10 @@ class _Run:
         self.descent = bool(ga.descent and problem.monotone_feasibility)
         tagging = (ga.tagging or ga.descent) and problem.monotone_feasibility and problem.monotone_loss
         self.tags = SparseTags(problem.box.dims) if tagging else None
+        # the memetic step compares LOG step costs before evaluating, and descends (monotone feasibility)
+        self.polish = bool(ga.polish and self.descent and self.tags is not None and problem.loss_is_log)
+        self.steps = integer_step_costs(problem.heights)[0] if self.polish else []
+        self.polished: set[Node] = set()  # the tabu list: nodes already pushed to a swap-optimal node
         self.toolbox = self.make_toolbox()
         self.stats = tools.Statistics(key=attrgetter("feasible"))
         self.stats.register("feasible_fraction", lambda flags: sum(flags) / len(flags) if len(flags) else 0.0)
@@ -433,6 +449,72 @@ class _Run:
                 population[:seeds] = [Individual(n) for n in self.descend([top] * seeds)]
         return population
 
+    # --- the memetic step (preset "memetic") ---------------------------------------------------------------
+
+    def drive(self, coroutine: Generator[Node, bool, Any]) -> Any:
+        """Run an operator coroutine (`operators.descend`, `operators.swap_move`) to its end, answering each
+        probe from this run's evaluations and tags, else by evaluating it."""
+        answer = None
+        try:
+            while True:
+                probe = coroutine.send(answer)
+                answer = self.feasibility([probe])[0]
+        except StopIteration as stop:
+            return stop.value
+
+    def local_optimum(self, node: Node) -> Node:
+        """A swap-optimal node below or beside the feasible `node`, never costlier: descend, then apply
+        improving swap moves (each followed by a descent, the raised gene first) until none is left or the
+        node was polished before (the tabu list)."""
+        movable = [i for i, (a, b) in enumerate(zip(self.lower, self.upper)) if a < b]
+        order = list(movable)
+        self.rng.shuffle(order)
+        node = self.drive(operators.descend(node, self.lower, order))
+        while node not in self.polished:
+            self.polished.add(node)
+            self.rng.shuffle(order)
+            move = self.drive(operators.swap_move(node, self.lower, self.upper, self.steps, order))
+            if move is None:
+                break
+            better, raised = move
+            rest = [i for i in movable if i != raised]
+            self.rng.shuffle(rest)
+            node = self.drive(operators.descend(better, self.lower, [raised, *rest]))
+        return node
+
+    def polished_population(self, population: list[Individual]) -> list[Individual]:
+        """The population with the best node found pushed to a swap-optimal node, or, once the best is
+        swap-optimal, with a kicked copy of it (`kicked`): the result replaces the least fit individual when it
+        is fitter (so the GA recombines it)."""
+        if not self.polish or not len(self.hall):
+            return population
+        start = tuple(self.hall[0])
+        node = self.local_optimum(start) if start not in self.polished else self.kicked(start)
+        if node == start:
+            return population
+        better = Individual(node)
+        self.assess([better])
+        worst = min(range(len(population)), key=lambda k: population[k].fitness.values[0])
+        if better.fitness.values[0] <= population[worst].fitness.values[0]:
+            return population
+        return [better if k == worst else ind for k, ind in enumerate(population)]
+
+    def kicked(self, node: Node) -> Node:
+        """An iterated local search step from the swap-optimal `node`: raise a few genes (2 to 4, each to a
+        random higher level: feasible without an evaluation, by monotonicity), descend with the raised genes
+        last (the others drop into the room they leave), then polish (`local_optimum`)."""
+        room = [i for i, (x, b) in enumerate(zip(node, self.upper)) if x < b]
+        if not room:
+            return node
+        raised = self.rng.sample(room, min(len(room), self.rng.randint(2, 4)))
+        y = list(node)
+        for i in raised:
+            y[i] = self.rng.randint(y[i] + 1, self.upper[i])
+        rest = [i for i, (a, b) in enumerate(zip(self.lower, self.upper)) if a < b and i not in raised]
+        self.rng.shuffle(rest)
+        down = self.drive(operators.descend(tuple(y), self.lower, [*rest, *raised]))
+        return self.local_optimum(down)
+
     # --- the generational loop ----------------------------------------------------------------------------
 
     def record(self, generation: int, population: Sequence[Individual]) -> None:
@@ -456,6 +538,7 @@ class _Run:
         try:
             population = tb.evaluate(self.seeded())
             self.record(generation, population)
+            population = self.polished_population(population)
             while True:
                 generation += 1
                 parents = tb.select(self.penalized(population), len(population))
@@ -463,6 +546,7 @@ class _Run:
                 survivors = tb.select(self.penalized(population + children), ga.population)
                 population = [s.copy_as(s.age if s.born else s.age + 1, born=False) for s in survivors]
                 self.record(generation, population)
+                population = self.polished_population(population)
                 budget.end_iteration()
         except StopSearch:
             if not len(self.logbook) or self.logbook[-1]["evaluations"] != budget.evaluations:
