@@ -189,7 +189,8 @@ FAMILY = ModelFamily(
                                                           above=True, optional=True), metavar="U",
                   stricter="lower",
                   help="a threshold on the estimated share of population records unique on the QIs (needs "
-                       "--sampling-fraction; the estimate `kgen risk` reports)"),
+                       "--sampling-fraction; the estimate `kgen risk` reports): the smallest classes are "
+                       "suppressed until it is met, as ARX does"),
         SAMPLING_FRACTION,
         Parameter("uniqueness_model", Constraint("uniqueness model", "choice", choices=UNIQUENESS_MODELS),
                   default=DEFAULT_UNIQUENESS_MODEL,
