@@ -13,6 +13,7 @@ read only class sizes (`needs_rows`) and how small a class they allow (`min_clas
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -209,12 +210,17 @@ class NodeEvaluator:
             population = self.table.population
             assert population is not None
             columns, cards = self.table.columns(node)
-            return kernel.partition_with_population(columns, population.columns(node)[0], cards, self.table.n,
-                                                    population.n)
-        if self.kernel == "bitset":
-            return self.support_map.partition(node, with_rows)
-        columns, cards = self.table.columns(node)
-        return kernel.partition(columns, cards, self.table.n, with_rows)
+            found = kernel.partition_with_population(columns, population.columns(node)[0], cards, self.table.n,
+                                                     population.n)
+        elif self.kernel == "bitset":
+            found = self.support_map.partition(node, with_rows)
+        else:
+            columns, cards = self.table.columns(node)
+            found = kernel.partition(columns, cards, self.table.n, with_rows)
+        ties = getattr(self.objective, "class_ties", None)
+        if ties is None or not self.sample_based or found.rows is None:
+            return found
+        return dataclasses.replace(found, ties=ties(node, self.table, found))
 
     def class_sizes(self, node: Node) -> tuple[np.ndarray, int]:
         """For `sizes_only`: the sizes of the node's classes of at least `floor` rows, and the rows in smaller
@@ -251,7 +257,7 @@ class NodeEvaluator:
         for model in self.per_class:
             bad |= model.violating(partition, self.table)
         for model in self.sample_based:
-            bad |= model.enforce(partition, self.table, bad)  # type: ignore[attr-defined] (sample_based promises it)
+            bad |= model.enforce(partition, self.table, bad, self.max_suppressed)  # type: ignore[attr-defined]
         return bad
 
     def blank_copy(self) -> NodeEvaluator:

@@ -118,8 +118,9 @@ class PrivacyModel(Protocol):
 
     A model may also declare `sample_based = True` (absent means False): it judges the released classes
     together, not one at a time (ARX's sample-based criteria, e.g. an average-risk threshold). The evaluator
-    then asks it last, `enforce(partition, table, suppressed) -> mask`, with the classes the per-class models
-    suppress, for the further classes to suppress (`fitness.privacy.average_risk`).
+    then asks it last, `enforce(partition, table, suppressed, limit) -> mask`, with the classes the per-class
+    models suppress and the most rows the limit allows, for the further classes to suppress
+    (`fitness.privacy.average_risk`, `fitness.privacy.uniqueness`).
     """
 
     name: str

@@ -45,6 +45,7 @@ from fitness.encoding import EncodedQI, EncodedTable
 from fitness.kernel import class_sizes
 from fitness.labels import is_number
 from fitness.metrics import aecs, block_entropy, discernibility, dm_star, geometric_aggregate, suppressed_fraction
+from fitness.partition import Partition
 from lattice.errors import InputError
 from lattice.node import height, precision_loss
 
@@ -642,6 +643,15 @@ def arx_domain_share(qi: EncodedQI, level: int) -> np.ndarray:
     return (counts[level][leaf_map(qi, level)] - 1.0) / (size - 1.0)
 
 
+def _raw_domain_share(qi: EncodedQI, level: int) -> np.ndarray:
+    """Per leaf, m / D for the value covering it at `level` (ARX's `DomainShare.getShare`, not normalized)."""
+    if qi.domain is None:
+        counts = np.bincount(leaf_map(qi, level), minlength=qi.cards[level]).astype(np.float64)
+        return counts[leaf_map(qi, level)] / max(qi.cards[0], 1)
+    domain, size = qi.domain
+    return domain[level][leaf_map(qi, level)] / size
+
+
 def _build_arx_loss_costs(table: EncodedTable) -> CellCosts:
     leaf_cost, totals, suppressed_cost, leaf_codes = [], [], [], []
     for qi in table.qis:
@@ -687,6 +697,21 @@ class ArxLoss:
               suppressed_rows: np.ndarray | None) -> float:
         """ARX's score, in [0, 1]."""
         return geometric_aggregate(self.per_qi(node, table, suppressed_rows))
+
+    def class_ties(self, node: Sequence[int], table: EncodedTable, partition: Partition) -> np.ndarray:
+        """Per class, ARX's Loss of the class alone (`MetricMDNMLoss`'s loss of one class: per QI the class's
+        size times the raw domain share m / D of its value, aggregated as ARX's geometric mean
+        prod (v_i + 1)^(1/q) - 1, in ARX's order of operations): the order in which ARX's sample-based
+        criteria suppress classes of equal size under this metric (least loss first)."""
+        assert partition.rows is not None
+        first = np.full(partition.count, partition.rows.size, dtype=np.int64)
+        np.minimum.at(first, partition.rows, np.arange(partition.rows.size, dtype=np.int64))
+        sizes = partition.sizes.astype(np.float64)
+        result = np.ones(partition.count, dtype=np.float64)
+        for i, (qi, level) in enumerate(zip(table.qis, node)):
+            share = table.derived(("arx raw domain share", i, level), lambda q=qi, x=level: _raw_domain_share(q, x))
+            result *= np.power(sizes * share[qi.codes[0][first]] + 1.0, 1.0 / len(node))
+        return result - 1.0
 
     def per_qi(self, node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> np.ndarray:
         """Each QI's loss in [0, 1] (ARX's per-attribute Loss)."""

@@ -16,12 +16,16 @@ class Partition:
     Class numbering is kernel-specific: compare partitions by their sorted sizes or by the grouping of rows.
     `population[c]`, when the table carries a population (`EncodedTable.population`), is the number of
     population rows that generalize to class c's tuple; `sizes` counts the released rows only.
+    `ties[c]`, when the objective orders classes as ARX does (`ArxLoss.class_ties`), is class c's own loss: among
+    classes of equal size the one of least loss is suppressed first by the models that suppress the smallest
+    classes (average risk, population uniqueness), as ARX's `HashGroupifyDistribution` orders them.
     """
 
     sizes: np.ndarray
     rows: np.ndarray | None = None
     population: np.ndarray | None = None
     population_only: int = 0  # classes of the population with no released row (not classes of the release)
+    ties: np.ndarray | None = None
 
     @property
     def count(self) -> int:

@@ -18,7 +18,7 @@ from fitness.encoding import EncodedTable
 from fitness.partition import Partition
 from fitness.privacy import common, kmap
 from fitness.privacy import uniqueness as family
-from fitness.privacy.uniqueness import PopulationUniqueness, estimated_share
+from fitness.privacy.uniqueness import PopulationUniqueness, arx_suppression_count, estimated_share
 from fitness.uniqueness import population_uniqueness
 from kgen import Config, check_k_anonymity, from_mapping, prepare
 from kgen.check import claims
@@ -43,11 +43,54 @@ def test_the_threshold_by_hand() -> None:
     sizes = Partition(np.array([1, 1, 2]))
     assert estimated_share(sizes.sizes, 4, 0.5, "zayatz") == pytest.approx(ZAYATZ_SHARE)
     assert not PopulationUniqueness(0.32, 0.5, "zayatz").violating(sizes, table(4)).any()
-    assert PopulationUniqueness(0.31, 0.5, "zayatz").violating(sizes, table(4)).all()  # the release as a whole
+    # above 0.31: ARX's binary search suppresses one unique (sizes 1, 2 left: 1 x 7/17 / (3/8) / 8 = 7/51)
+    assert estimated_share(np.array([1, 2]), 4, 0.5, "zayatz") == pytest.approx(7 / 51)
+    assert PopulationUniqueness(0.31, 0.5, "zayatz").violating(sizes, table(4)).tolist() == [True, False, False]
     assert estimated_share(sizes.sizes, 4, 1.0, "dankar") == 0.5  # F = 1: the sample is the population
     # with the two uniques suppressed by another model, no sample unique is left: nothing more to suppress
     already = np.array([True, True, False])
     assert not PopulationUniqueness(0.01, 0.5, "zayatz").enforce(sizes, table(4), already).any()
+
+
+def test_arxs_binary_search_finds_the_least_count_of_a_monotone_condition() -> None:
+    for least in range(9):
+        assert arx_suppression_count(8, lambda m, t=least: m >= t, lambda m: False) == least
+
+
+def test_arxs_binary_search_on_a_non_monotone_condition_gives_arxs_count() -> None:
+    """Holds after suppressing 2 classes and from 6 on, not at 3 to 5. By hand, ARX's search: 4 fails
+    (low 4), 6 holds (high 4), 5 fails (low 5), then 5 fails and one more class is suppressed: 6, not 2."""
+    asked: list[int] = []
+
+    def holds(m: int) -> bool:
+        asked.append(m)
+        return m == 2 or m >= 6
+
+    assert arx_suppression_count(8, holds, lambda m: False) == 6
+    assert asked[:4] == [0, 4, 6, 5]
+
+
+def test_arxs_binary_search_stops_once_a_failing_count_passes_the_limit() -> None:
+    assert arx_suppression_count(8, lambda m: m >= 5, lambda m: m > 3) is None  # 4 fails over the limit
+    assert arx_suppression_count(8, lambda m: m >= 5, lambda m: m > 5) == 5
+    # on the way to 2, 4 holds above the limit (ARX goes on), then 1 fails within it
+    assert arx_suppression_count(8, lambda m: m >= 2, lambda m: m > 2) == 2
+    assert arx_suppression_count(8, lambda m: m >= 2, lambda m: m > 0) is None  # 1 fails over the limit
+
+
+def test_the_smallest_classes_are_suppressed_until_the_share_holds() -> None:
+    """F = 1: the share is the sample uniques over the released rows. Classes 1, 1, 1, 5, 5, 10 (23 rows):
+    3/23 > 0.05; suppressing one unique gives 2/22 = 0.091, two give 1/21 = 0.048 <= 0.05. Ties among the
+    uniques: the first row first (the evaluator's partitions carry rows; without them, the classes' order)."""
+    sizes = Partition(np.array([5, 1, 10, 1, 5, 1]))
+    marked = PopulationUniqueness(0.05, 1.0).enforce(sizes, table(23), np.zeros(6, dtype=bool))
+    assert marked.tolist() == [False, True, False, True, False, False]
+    # 8 rows, classes 1, 2, 1, 1, 1, 2 whose first rows are 4, 1, 3, 5, 0, 6; U = 0.2: 4/8, 3/7, 2/6, then 1/5
+    # holds, so three of the four uniques go, in first-row order: classes 4, 2, 0 (class 3 is kept)
+    rows = np.array([4, 1, 1, 2, 0, 3, 5, 5], dtype=np.int64)
+    with_rows = Partition(np.array([1, 2, 1, 1, 1, 2]), rows=rows)
+    marked = PopulationUniqueness(0.2, 1.0).enforce(with_rows, table(8), np.zeros(6, dtype=bool))
+    assert marked.tolist() == [True, False, True, False, True, False]
 
 
 def release(sizes: list[int], suppressed: int = 0) -> object:

@@ -57,6 +57,18 @@ def first_rows(partition: Partition) -> np.ndarray:
     return first
 
 
+def arx_order(partition: Partition, kept: np.ndarray) -> np.ndarray:
+    """The classes `kept` (indices) ranked as ARX ranks the classes its sample-based criteria may suppress,
+    as positions into `kept`: by size, then by the class's own loss where the objective gives one
+    (`Partition.ties`, ARX's Loss), then by first row (ARX's representative); the classes' own order without
+    rows."""
+    sizes = partition.sizes[kept]
+    if partition.rows is None:
+        return np.argsort(sizes, kind="stable")
+    keys = [first_rows(partition)[kept]] + ([] if partition.ties is None else [partition.ties[kept]])
+    return np.lexsort((*keys, sizes))
+
+
 @dataclass(frozen=True)
 class AverageRisk:
     """The mean prosecutor risk of the released records, classes / released rows, is at most `r`.
@@ -85,13 +97,15 @@ class AverageRisk:
     def params(self) -> dict:
         return {"max_average_risk": self.r}
 
-    def enforce(self, partition: Partition, table: EncodedTable, suppressed: np.ndarray) -> np.ndarray:
+    def enforce(self, partition: Partition, table: EncodedTable, suppressed: np.ndarray,
+                limit: int | None = None) -> np.ndarray:
         """The classes to suppress besides `suppressed` (those other models suppress) so that the mean risk of
-        the rest is at most r: the fewest smallest ones."""
+        the rest is at most r: the fewest smallest ones (`limit`, the suppression limit, is not needed: the
+        count is found directly)."""
         kept = np.flatnonzero(~suppressed)
         out = np.zeros(partition.count, dtype=bool)
-        first = None if partition.rows is None else first_rows(partition)[kept]
-        out[kept[smallest_to_suppress(partition.sizes[kept], self.r, first)]] = True
+        ranked = arx_order(partition, kept)
+        out[kept[ranked[smallest_to_suppress(partition.sizes[kept][ranked], self.r)]]] = True
         return out
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:

@@ -7,16 +7,22 @@ al.'s rule choosing among them, the functions of `fitness.uniqueness` (the same 
 table's rows, suppressed ones included, as ARX counts them.
 
 Like the average risk it judges the released classes together (`sample_based`), after the per-class models
-have suppressed theirs; it suppresses nothing of its own, as ARX's criterion is a test of the whole release:
-when the estimate is above U (or the estimator finds none: Pitman's fit or SNB's root not found), every
-remaining class is marked, so the node is infeasible unless the suppression limit allows releasing nothing.
-Not monotone, with or without suppression: merging classes changes the histogram the estimators fit, and an
-estimate may rise (docs/privacy-models.md); the searches treat it as they treat entropy l-diversity.
+have suppressed theirs, and it is enforced as ARX's `RiskBasedCriterion.enforce` does: when the estimate over
+the remaining classes is above U, the smallest classes are suppressed (ties: ARX's order, `arx_order`), how many
+found by ARX's binary search over that count, which stops once a failing count passes the suppression limit
+(`arx_suppression_count`). The estimate is not monotone in that count, so the count found need not be the least
+that meets U, but it always meets it (the released file is what `kgen check` verifies: the checker's rule
+estimates again from the file's released classes); when it cannot be found within the limit every remaining
+class is marked, so the node is infeasible unless the limit allows releasing nothing. Not monotone, with or
+without suppression: merging classes changes the histogram the estimators fit, and an estimate may rise
+(docs/privacy-models.md); the searches treat it as they treat entropy l-diversity, and certify refuses it.
+Each estimate is cached with the table per class-size histogram (`estimated_share`): the binary search and
+neighbouring nodes ask for the same histograms, and Pitman's fit costs ~0.15 s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -27,18 +33,62 @@ from fitness.models import TOLERANCE, CountRule, MeasureRule
 from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
+from fitness.privacy.average_risk import arx_order
 from fitness.privacy.common import SAMPLING_FRACTION
 from fitness.uniqueness import DEFAULT_UNIQUENESS_MODEL, UNIQUENESS_MODELS, population_uniqueness
 from lattice.errors import InputError
 
 
-def estimated_share(sizes: np.ndarray, rows: int, sampling_fraction: float, model: str) -> float | None:
+def estimated_share(sizes: np.ndarray, rows: int, sampling_fraction: float, model: str,
+                    cache: dict | None = None) -> float | None:
     """The estimated population-uniqueness share of released classes of `sizes` in a table of `rows` rows
-    (None: the estimator found no estimate)."""
+    (None: the estimator found no estimate). `cache` keeps the estimates per class-size histogram (the binary
+    search and neighbouring nodes ask for the same histograms; Pitman's fit costs ~0.15 s)."""
     values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
-    histogram = {int(s): int(c) for s, c in zip(values, counts) if s > 0}
-    share = population_uniqueness(histogram, sampling_fraction, rows, model, every=False)["share"]
-    return None if share is None else float(share)  # type: ignore[arg-type]
+    histogram = tuple((int(s), int(c)) for s, c in zip(values, counts) if s > 0)
+    key = (histogram, rows, sampling_fraction, model)
+    if cache is not None and key in cache:
+        return cache[key]
+    share = population_uniqueness(dict(histogram), sampling_fraction, rows, model, every=False)["share"]
+    found = None if share is None else float(share)  # type: ignore[arg-type]
+    if cache is not None:
+        cache[key] = found
+    return found
+
+
+def arx_suppression_count(count: int, holds: Callable[[int], bool], over: Callable[[int], bool]) -> int | None:
+    """How many of `count` ranked classes ARX's `suppressWhileNotFulfilledBinary` suppresses, or None when ARX
+    aborts (the condition fails past the suppression limit).
+
+    `holds(m)` says whether the condition holds once the first m classes are suppressed (`holds(count)`, an
+    empty release, holds); `over(m)` whether suppressing the first m passes the suppression limit. Nothing is
+    suppressed when it holds already; otherwise the binary search keeps the first mid + 1 classes suppressed,
+    moves `high` below mid when the condition holds and `low` above it when it does not, and at the end
+    suppresses one more class when the condition still fails. It stops (None: the node is infeasible) as soon as
+    the condition fails at a count over the limit, as ARX's `RiskBasedCriterion` aborts: every later count is
+    larger. For a condition monotone in m this is the least m that meets it; for the population-uniqueness
+    estimates, which are not, it is ARX's answer. The count it ends on is the last one found to meet the
+    condition (or the empty release), so it meets it; `holds` is asked once more to make sure (cached), as
+    kgen releases no file that does not.
+    """
+    if holds(0):
+        return 0
+    low, high = 0, count - 1
+    mid = max(low + high, 0) // 2  # low + high >= -1: Java's division truncates -1 / 2 to 0
+    while low <= high:
+        if holds(mid + 1):
+            high = mid - 1
+        elif over(mid + 1):
+            return None
+        else:
+            low = mid + 1
+        mid = max(low + high, 0) // 2
+    m = mid + 1
+    if m < count and not holds(m):
+        if over(m):
+            return None
+        m += 1
+    return m if holds(m) else None
 
 
 @dataclass(frozen=True)
@@ -80,14 +130,31 @@ class PopulationUniqueness:
         return {"max_population_uniqueness": self.u, "sampling_fraction": self.sampling_fraction,
                 "uniqueness_model": self.model}
 
-    def enforce(self, partition: Partition, table: EncodedTable, suppressed: np.ndarray) -> np.ndarray:
-        """Every class not in `suppressed` when the estimate over those classes is above u or missing;
-        none when it holds."""
-        kept = ~suppressed
-        share = estimated_share(partition.sizes[kept], max(table.n, int(partition.sizes.sum())),
-                                float(self.sampling_fraction), self.model)
-        holds = share is not None and share <= self.u + TOLERANCE
-        return np.zeros(partition.count, dtype=bool) if holds else kept.copy()
+    def enforce(self, partition: Partition, table: EncodedTable, suppressed: np.ndarray,
+                limit: int | None = None) -> np.ndarray:
+        """The classes to suppress besides `suppressed` (those other models suppress): ARX's count of the
+        smallest remaining ones (`arx_suppression_count`, stopping once `limit`, the most rows that may be
+        suppressed, is passed), or every remaining class when the estimate does not hold at that count (or the
+        estimator finds none)."""
+        kept = np.flatnonzero(~suppressed)
+        order = arx_order(partition, kept)
+        ranked = partition.sizes[kept][order]
+        rows = max(table.n, int(partition.sizes.sum()))
+        already = int(partition.sizes[suppressed].sum())
+        prefix = np.concatenate(([0], np.cumsum(ranked)))
+        cache = table.derived(("population-uniqueness estimates",), dict)
+
+        def holds(m: int) -> bool:
+            share = estimated_share(ranked[m:], rows, float(self.sampling_fraction), self.model, cache)
+            return share is not None and share <= self.u + TOLERANCE
+
+        def over(m: int) -> bool:
+            return limit is not None and already + int(prefix[m]) > limit
+
+        count = arx_suppression_count(ranked.size, holds, over)
+        out = np.zeros(partition.count, dtype=bool)
+        out[kept[order] if count is None else kept[order[:count]]] = True
+        return out
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
         """The model alone (see `enforce`)."""
@@ -122,7 +189,8 @@ FAMILY = ModelFamily(
                                                           above=True, optional=True), metavar="U",
                   stricter="lower",
                   help="a threshold on the estimated share of population records unique on the QIs (needs "
-                       "--sampling-fraction; the estimate `kgen risk` reports)"),
+                       "--sampling-fraction; the estimate `kgen risk` reports): the smallest classes are "
+                       "suppressed until it is met, as ARX does"),
         SAMPLING_FRACTION,
         Parameter("uniqueness_model", Constraint("uniqueness model", "choice", choices=UNIQUENESS_MODELS),
                   default=DEFAULT_UNIQUENESS_MODEL,
