@@ -73,7 +73,7 @@ FULL = Mode(
     exact_qs={"cargo2000": tuple(range(2, 26)), "fraud": tuple(range(2, 16)), "adult": tuple(range(2, 10))},
     convergence_evaluations=5000,
 )
-BASE_METHODS = ("exhaustive", "ola", "bestfirst", "certify", "kgen", "kgen+", "random")
+BASE_METHODS = ("exhaustive", "ola", "bestfirst", "certify", "kgen", "kgen+", "memetic", "random")
 # The classic searches join the figures by name; what each guarantees (`exact`, `all_minimal`) is the search
 # class's own declaration (lattice.search.base.Search), read from kgen.run.algorithms.REGISTRY.
 OPTIONAL_METHODS = ("incognito", "samarati", "datafly")
@@ -86,8 +86,11 @@ def default_methods() -> tuple[str, ...]:
     return tuple(name for name in METHODS if catalogue_algorithm(name) in REGISTRY)
 
 
+GA_PRESETS = ("kgen+", "memetic")  # labels that are presets of the registry's `kgen`
+
+
 def catalogue_algorithm(label: str) -> str:
-    return "kgen" if label == "kgen+" else label
+    return "kgen" if label in GA_PRESETS else label
 
 
 def methods_for(mode: Mode, dataset: str, wanted: Sequence[str], log=print) -> tuple[Method, ...]:
@@ -104,6 +107,7 @@ def methods_for(mode: Mode, dataset: str, wanted: Sequence[str], log=print) -> t
         "certify": Method("certify", "certify", exact=True, keep_after_timeout=True),
         "kgen": Method("kgen", "kgen", {"preset": "paper"}, seeds, mode.evaluations, bound_seeds=1),
         "kgen+": Method("kgen+", "kgen", {"preset": "kgen+"}, seeds, mode.evaluations, bound_seeds=1),
+        "memetic": Method("memetic", "kgen", {"preset": "memetic"}, seeds, mode.evaluations, bound_seeds=1),
         "random": Method("random", "random", {}, seeds, mode.evaluations),
     }
     for name in OPTIONAL_METHODS:

@@ -25,7 +25,7 @@ from experiments.common import RESULTS, Dataset, read_rows  # noqa: E402
 
 DATASETS = (("cargo2000", "Cargo 2000 (c2k)"), ("fraud", "Fraud F (synthetic)"), ("adult", "Adult"))
 STYLE = {  # label -> (colour, marker)
-    "kgen": ("tab:blue", "o"), "kgen+": ("tab:purple", "D"), "ola": ("tab:orange", "s"),
+    "kgen": ("tab:blue", "o"), "kgen+": ("tab:purple", "D"), "memetic": ("tab:pink", "X"), "ola": ("tab:orange", "s"),
     "exhaustive": ("tab:green", "^"), "bestfirst": ("tab:brown", "P"), "random": ("tab:red", "v"),
     "certify": ("black", "*"),
 }
@@ -204,7 +204,7 @@ def convergence_figure(results: Path, out: Path | None = None) -> Path | None:
     return save(fig, (out or results) / "convergence.png")
 
 
-INTERVAL_LABELS = ("kgen", "kgen+", "certify")  # the runs whose certified interval figure 11 draws
+INTERVAL_LABELS = ("kgen", "kgen+", "memetic", "certify")  # the runs whose certified interval figure 11 draws
 
 
 def intervals(rows: Sequence[dict[str, str]], label: str) -> dict[int, tuple[float, float]]:

@@ -262,7 +262,12 @@ class NodeEvaluator:
 
     def describe(self) -> dict:
         """What evaluates the nodes, for the report's top-level `evaluator` key: here the CPU and its kernel
-        (a `DeviceEvaluator` adds its backend, device index, fallback and counters)."""
+        (a `DeviceEvaluator` adds its backend, device index, fallback and counters). A model that counts a
+        population runs the fast kernel's joint count whatever kernel was asked for, and says so."""
+        if self.needs_population and self.kernel != "fast":
+            return {"device": "cpu", "kernel": "fast", "asked_kernel": self.kernel, "on_device": False,
+                    "note": "a population model (delta-presence, k-map with a population) counts on the fast "
+                            "kernel's joint partition"}
         return {"device": "cpu", "kernel": self.kernel, "on_device": False}
 
     def worker_template(self) -> NodeEvaluator:

@@ -212,6 +212,9 @@ def test_anonymize_check_and_apply_keep_delta_presence(files: dict[str, str], ca
     model = next(m for m in report["models"] if m["model"] == "delta-presence")
     assert (model["dmin"], model["dmax"]) == (0.2, 0.3) and len(model["subset_digest"]) == 64
     assert report["verified"]["passed"] is True
+    population_rows = len(Path(files["population"]).read_text().strip().splitlines()) - 1
+    assert report["provenance"]["input"]["rows"] == population_rows  # the input file's, which its sha256 is of
+    assert report["provenance"]["input"]["anonymized_rows"] == 3
     assert main(["check", files["release"], "--report", files["report"]]) == 0
     stricter = ["--delta-presence", "0.26,0.3", "--research-subset", files["subset"]]
     assert main(["check", files["release"], "--report", files["report"], *stricter]) == 1
@@ -343,3 +346,14 @@ def test_the_python_api_reports_the_population_section(age_hierarchy: str) -> No
         "population_rows": 6, "released_classes": 2, "least_population_match": 2, "share_min": 0.25,
         "share_max": 0.5, "population_classes_without_released_rows": 0}
     assert "m" not in result.release.columns  # the membership column is not released
+
+
+def test_the_report_names_the_kernel_a_population_model_really_ran_on(age_hierarchy: str) -> None:
+    """`--kernel bitset` with a population model: the joint count runs on the fast kernel, and the report's
+    `evaluator` says so instead of naming the kernel that was asked for."""
+    config = Config(qi=["age"], k=1, allow_k1=True, hierarchies={"age": age_hierarchy}, kernel="bitset",
+                    delta_presence="0,1", research_subset="m")
+    described = prepare(people(), config, require_feasible=False).evaluator.describe()
+    assert described["kernel"] == "fast" and described["asked_kernel"] == "bitset"
+    plain = prepare({"age": AGES}, Config(qi=["age"], k=2, kernel="bitset")).evaluator.describe()
+    assert plain["kernel"] == "bitset" and "asked_kernel" not in plain

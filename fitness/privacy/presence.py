@@ -74,6 +74,7 @@ class DeltaPresence:
     name: ClassVar[str] = "delta-presence"
     needs_rows: ClassVar[bool] = True
     needs_population: ClassVar[bool] = True
+    input_is_population: ClassVar[bool] = True  # the input file is P; the released table is the subset S
     monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = False
     min_class_size: ClassVar[int] = 1

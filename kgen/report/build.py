@@ -136,6 +136,15 @@ CHECKER = "kgen.check, on the written file"
 BUILDER_SPECS = BUILDER_NAMES
 
 
+def input_rows(prepared: Prepared) -> int | None:
+    """The input file's rows where they are not the released table's: δ-presence's input is the population,
+    of which only the research subset is anonymized and released."""
+    population = prepared.encoded.population
+    if population is not None and any(getattr(m, "input_is_population", False) for m in prepared.evaluator.models):
+        return int(population.n)
+    return None
+
+
 def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evaluation, suppressed: np.ndarray,
                      released: Table, recorded: Recorded) -> dict:
     """The report of an anonymization (SPEC/issue 2): the search, the node, its figures, provenance, risk and
@@ -185,7 +194,7 @@ def anonymize_report(prepared: Prepared, result: SearchResult, evaluation: Evalu
         "attributes": attribute_values(prepared, node, suppressed),
         "evaluator": prepared.evaluator.describe(),
         "provenance": provenance.build(config, prepared.table, prepared.hierarchy_sources, prepared.hierarchies,
-                                       recorded.invocation),
+                                       recorded.invocation, input_rows(prepared)),
         "risk": recorded.risk,
         **recorded.bound,
         **recorded.release,

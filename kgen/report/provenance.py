@@ -127,14 +127,19 @@ def api_invocation() -> dict:
 
 
 def build(config: object, table: object, hierarchy_sources: Mapping[str, str],
-          hierarchies: Mapping[str, object], invocation: Mapping | None = None) -> dict:
-    """The `provenance` section of a report (the release checksum is added by `attach_release`)."""
+          hierarchies: Mapping[str, object], invocation: Mapping | None = None, input_rows: int | None = None
+          ) -> dict:
+    """The `provenance` section of a report (the release checksum is added by `attach_release`). `input_rows`:
+    the input file's rows where the anonymized table is a part of it (δ-presence's research subset); the
+    part's rows are then `anonymized_rows`."""
     source = getattr(table, "source", None)
     if source and Path(source).is_file():
         data = file_record(source)
     else:
         data = {"path": None, "note": "in-memory table (no file)"}
     data |= {"rows": int(getattr(table, "n", 0)), "columns": list(getattr(table, "columns", ()))}
+    if input_rows is not None:
+        data |= {"rows": int(input_rows), "anonymized_rows": int(getattr(table, "n", 0))}
     return {
         "kgen_version": version(),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
