@@ -81,7 +81,7 @@ CLIMB_ROUNDS = 10  # `tightened_bound`'s rounds (Cargo q = 25: about 3 CPU s)
 CLIMB_WORK = 2.0  # `tightened_bound`'s CP-SAT deterministic time per solve
 FIRST_WORK = 10.0  # ... and of its first solve, `certified_bound`'s work limit (at Cargo q = 50 two units proved
 # 0.353 from a GA's cuts where `certified_bound`'s ten proved 0.426)
-BOUND_GROUP = 16  # `tightened_bound`'s group size (Cargo q = 97: 7 groups of 13-14, LOG 0.687 in about 3 CPU s)
+BOUND_GROUP = 16  # `tightened_bound`'s group size (Cargo q = 97: 7 groups of 13-14, LOG 0.687 in about 3.5 CPU s)
 GROUP_CUTS = 8  # cuts per round of a group's loop (`CertifyLoop.decompose`)
 FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
 FLOAT_SLACK = 1e-9  # relative float noise allowed for when a float loss is turned into an integer cutoff
@@ -741,8 +741,7 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     three groups' worth of free genes, else none), the decomposition bound
     (`CertifyLoop.decompose`), after which `group_rounds` rounds replace `rounds` (at Cargo q = 97 one
     round's solve costs more than the whole decomposition). Cargo 2000, k = 2, 0.5 %, beside kgen+'s 5,000
-    evaluations: q = 25 0.781 beside 0.8307 in 1.9 CPU s; q = 97 0.687 beside 0.858 in about 3 CPU s (each group
-    walks its own pairs; docs/certify.md, "The bound beside a heuristic answer").
+    evaluations: q = 25 0.781 beside 0.8307 in 1.9 CPU s; q = 97 0.687 beside 0.858 in about 3.5 CPU s.
     Returns `certified_bound`'s record, with `found` (the best node the loop found: never worse than the
     search's, sometimes better), `evaluations` and `rounds`.
     """
