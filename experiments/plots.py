@@ -231,7 +231,9 @@ def certified_figure(tables: dict[str, list[dict[str, str]]], out: Path) -> Path
     for index, (ax, (name, title)) in enumerate(zip(axes[0], names)):
         rows = tables[name]
         qs = sorted({int(r["q"]) for r in rows})
-        spread = {label: offset for label, offset in zip(INTERVAL_LABELS, (-0.18, 0.0, 0.18))}
+        width = 0.09 * (len(INTERVAL_LABELS) - 1)  # the labels' intervals side by side around each q
+        spread = {label: -width + 2 * width * i / max(len(INTERVAL_LABELS) - 1, 1)
+                  for i, label in enumerate(INTERVAL_LABELS)}
         for label in INTERVAL_LABELS:
             points = intervals(rows, label)
             if not points:
