@@ -74,6 +74,27 @@ def test_only_infeasible_nodes_have_cuts_the_pair_cuts_imply(case, raw):
             assert not problem.evaluator.predicate(node)
 
 
+@settings(max_examples=60, deadline=None)
+@given(wide_up_sets(), st.lists(st.lists(st.integers(0, 3), min_size=7, max_size=7), max_size=20))
+def test_a_groups_pair_cuts_imply_cuts_only_of_infeasible_nodes(case, raw):
+    # a group's loop walks the pairs of its own genes (the last ones here) and reads only those in `unimplied`
+    heights, generators = case
+    problem = up_set_problem(heights, generators)
+    loop = CertifyLoop(Certify(seed_evaluations=0, groups=2, pairs=False), problem, Limits(), 0)
+    loop.budget.done = None
+    genes = list(range(len(heights)))[2:]
+    sub = loop.group_loop(genes, None)
+    assert sub.search.pairs
+    sub.budget.done = None  # a group box walked whole would stop the walks (`complete`) before the table is kept
+    sub.pair_cuts()
+    nodes = [tuple(v if i in genes else h for i, (v, h) in enumerate(zip(values, heights)))
+             for values in ([min(v, h) for v, h in zip(values, heights)] for values in raw)]
+    kept = set(sub.unimplied(nodes))
+    for node in nodes:
+        if node not in kept:
+            assert not problem.evaluator.predicate(node)
+
+
 @settings(max_examples=50, deadline=None)
 @given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2, 3]), st.booleans())
 def test_certify_with_groups_and_pairs_returns_the_exhaustive_optimum(case, seed, groups, pairs):
