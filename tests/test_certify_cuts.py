@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_certify import key, up_set_problem
 
 from lattice.box import Box
+from lattice.hitting import CutModel
 from lattice.search.base import Limits
 from lattice.search.certify import Certify, CertifyLoop, descend, tightened_bound
 from lattice.search.exhaustive import Exhaustive
@@ -199,3 +201,13 @@ def test_a_decomposition_stopped_at_once_by_its_time_limit_still_returns_a_sound
     ga = KGen().run(up_set_problem(heights, generators), Limits(max_evaluations=20, seed=1))
     record = tightened_bound(up_set_problem(heights, generators), ga.infeasible, ga.best, seconds=0.0, groups=2)
     assert record["lower_bound"] is None or record["lower_bound"] <= best.loss
+
+
+def test_a_lost_cut_is_an_internal_error_at_once_not_a_loop_for_ever(monkeypatch):
+    """Planted: the program keeps none of its cover cuts. Each infeasible solution then comes back; the loop
+    raises on the second proposal instead of proposing it for ever (a soundness bug fails its test fast)."""
+    monkeypatch.setattr(CutModel, "add_cover", lambda self, node: False)
+    heights = (3, 3, 3, 3)
+    generators = [(2, 2, 2, 2), (3, 0, 3, 0)]
+    with pytest.raises(RuntimeError, match="a second time"):
+        Certify(seed_evaluations=0, pairs=False).run(up_set_problem(heights, generators), Limits(max_evaluations=500))

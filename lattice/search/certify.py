@@ -147,11 +147,13 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
                          "with suppression limit 0); entropy/recursive l-diversity and t-closeness with "
                          "suppression are not monotone: use 'ola' or 'exhaustive'")
     if not problem.loss_is_log and problem.level_costs is None:
-        raise InputError(f"{what} needs the LOG objective or a separable one (ncp, loss, entropy); dm and aecs "
-                         "are not sums of per-attribute level costs: use 'ola' or 'bestfirst' for them")
+        raise InputError(f"{what} needs the LOG objective or a separable one (ncp, loss, entropy, arx-entropy, "
+                         "arx-entropy-nm, arx-precision); dm, aecs, arx-dm and arx-loss are not sums of "
+                         "per-attribute level costs: use 'ola' or 'bestfirst' for them")
     if loop and not problem.loss_is_log and not problem.monotone_loss:
-        raise InputError(f"{what} needs a monotone loss: ncp, loss and entropy are monotone only with suppression "
-                         "limit 0 (--suppression 0); use 'ola' or 'bestfirst', or --metric log")
+        raise InputError(f"{what} needs a monotone loss: ncp, loss, entropy, arx-entropy-nm and arx-precision are "
+                         "monotone only with suppression limit 0 (--suppression 0); use 'ola' or 'bestfirst', or "
+                         "--metric log or arx-entropy")
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,7 @@ class CertifyLoop:
         self.work_limit: float | None = None  # CP-SAT deterministic time per solve (`tightened_bound`)
         self.first_work: float | None = None  # ... and of its first solve (the search's own cuts: `certified_bound`'s)
         self.seen_infeasible = self.seen_feasible = 0  # how much of the budget's archive the model has absorbed
+        self.proposed: set[Node] = set()  # the program's solutions so far: none may come twice (`answer`)
         genes = list(range(self.box.dims))
         self.genes = genes
         self.by_height = sorted(genes, key=lambda i: (self.box.upper[i] - self.box.lower[i], i))
@@ -590,7 +593,15 @@ class CertifyLoop:
 
     def answer(self, x: Node) -> None:
         """Evaluate the program's solution: feasible, it is a candidate (its LOS, the archive); infeasible,
-        raise it to `cuts` maximal infeasible nodes (their cover cuts come with the next `absorb`)."""
+        raise it to `cuts` maximal infeasible nodes (their cover cuts come with the next `absorb`).
+
+        A solution that comes twice means a lost cut or a wrong cutoff (the infeasible node's cover cut, or the
+        feasible node's cost, excludes it from every later program): an internal error, raised at once, where
+        the loop would otherwise propose it for ever."""
+        if x in self.proposed:
+            raise RuntimeError(f"certify: the program proposed node {x} a second time: a cut or the cutoff was "
+                               "lost (an internal error, not the data's)")
+        self.proposed.add(x)
         if self.feasible(x):
             self.budget.evaluate(x)
             return
