@@ -17,7 +17,7 @@ file's column order. ARX rounds each per-QI figure, so scores are compared to a 
 
 Cases ARX runs with "practical monotonicity" (it assumes a non-monotone model monotone, a heuristic) are listed
 where the exact optimum differs: kgen's exact search finds the true optimum, which ARX's heuristic missed
-(`PRACTICAL`). The cases kgen cannot run (Grassberger's entropy estimator, sample uniqueness) are counted in
+(`PRACTICAL`). The cases kgen cannot run (Grassberger's entropy estimator) are counted in
 results/privacy-models.md.
 """
 
@@ -36,6 +36,7 @@ from fitness.privacy.average_risk import AverageRisk
 from fitness.privacy.hierarchical_t import HierarchicalTCloseness
 from fitness.privacy.kmap import KMap
 from fitness.privacy.likeness import BetaLikeness
+from fitness.privacy.sample_uniqueness import SampleUniqueness
 from fitness.privacy.uniqueness import PopulationUniqueness
 from fitness.uniqueness import population_uniqueness
 from kgen import Config, prepare, read_csv
@@ -79,6 +80,8 @@ def build_model(spec: tuple, adult_dir: Path) -> object:
         return HierarchicalTCloseness("occupation", args[0], hierarchy)
     if kind == "average-risk":
         return AverageRisk(*args)
+    if kind == "sample-uniqueness":
+        return SampleUniqueness(*args)
     if kind == "uniqueness":  # ARX's Region.USA population: the sampling fraction is the rows over it
         return PopulationUniqueness(args[0], ADULT_ROWS / USA, args[1])
     if kind == "k-map":  # estimated, ARX's zero-truncated Poisson at significance 0.01, Region.USA
@@ -188,10 +191,13 @@ CASES = [
     # TestAnonymizationKMap, the estimated cases (the others need a population table: δ-presence's input)
     Case("KMap 0", 0.05, NM, "occupation", (("k-map", 3),), (0, 0, 1, 1, 0, 2, 2, 0), 130804.5332092598),
     Case("KMap 1", 0.05, NM, "occupation", (("k-map", 1000),), (0, 0, 1, 1, 1, 2, 1, 0), 151894.1394841501),
-    # TestAnonymizationRiskBased (every attribute a QI; 2-5: population uniqueness at 0.0001 with ARX's USA
-    # population, enforced as ARX's RiskBasedCriterion does: the smallest classes suppressed, the count found by
-    # ARX's binary search; with ARX's Loss, classes of equal size are ranked by their own Loss, as ARX does)
+    # TestAnonymizationRiskBased (every attribute a QI; 1: sample uniqueness at 0.01; 2-5: population uniqueness
+    # at 0.0001 with ARX's USA population; 1-5 enforced as ARX's RiskBasedCriterion does: the smallest classes
+    # suppressed, the count found by ARX's binary search; with ARX's Loss, classes of equal size are ranked by
+    # their own Loss, as ARX does)
     Case("RiskBased 0", 0.04, NM, None, (("average-risk", 0.01),), (1, 0, 1, 1, 3, 2, 2, 1, 1), 314637.8461904862),
+    Case("RiskBased 1", 0.04, LOSS, None, (("sample-uniqueness", 0.01),), (0, 3, 0, 0, 1, 1, 1, 1, 0),
+         0.1606952725863784),
     Case("RiskBased 3", 0.04, LOSS, None, (("uniqueness", 0.0001, "zayatz"),), (0, 3, 0, 0, 1, 1, 1, 1, 0),
          0.16078200456326086),
     Case("RiskBased 5", 0.04, LOSS, None, (("uniqueness", 0.0001, "snb"),), (0, 3, 0, 0, 2, 1, 1, 1, 0),

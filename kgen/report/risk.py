@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fitness.privacy.average_risk import average_prosecutor_risk
+from fitness.privacy.sample_uniqueness import sample_uniques_share
 from fitness.uniqueness import (  # noqa: F401 (the estimators live in fitness/: kgen risk and the model share them)
     DEFAULT_UNIQUENESS_MODEL,
     PITMAN_MAX_STEPS,
@@ -137,7 +138,7 @@ def record_risks(sizes: np.ndarray, threshold: float) -> dict:
         },
         "marketer": average_prosecutor_risk(sizes),  # classes / n_r (SPEC section 10)
         "sample_uniques": uniques,
-        "sample_uniques_share": uniques / n_r,
+        "sample_uniques_share": sample_uniques_share(sizes),  # the --max-sample-uniqueness model's definition
     }
 
 
