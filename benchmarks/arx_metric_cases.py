@@ -36,7 +36,8 @@ def cases_module() -> ModuleType:
 def model_words(models: tuple[tuple, ...]) -> str:
     words = {"k": "k = {}", "entropy-l": "entropy l = {}", "recursive": "recursive (c, l) = ({:g}, {})",
              "equal": "equal t = {}", "ordered": "ordered t = {}", "hierarchical": "hierarchical t = {}",
-             "average-risk": "average risk {}", "k-map": "k-map K = {} (estimated)", "uniqueness": "{1} uniqueness {0}",
+             "average-risk": "average risk {}", "sample-uniqueness": "sample uniqueness {}",
+             "k-map": "k-map K = {} (estimated)", "uniqueness": "{1} uniqueness {0}",
              "beta": "{} beta = {:g}"}
     return ", ".join(words[kind].format(*args) for kind, *args in models)
 

@@ -25,6 +25,7 @@ MODELS = {
     "beta-enhanced": ["--beta-likeness", "1.0", "--beta-variant", "enhanced"],
     "delta": ["--delta-disclosure", "1.5"],
     "population-uniqueness": ["--max-population-uniqueness", "0.2", "--sampling-fraction", "0.3"],
+    "sample-uniqueness": ["--max-sample-uniqueness", "0.1"],
     "t-hierarchical": ["--t-closeness", "0.4", "--t-distance", "hierarchical", "--t-hierarchy", "DISEASES"],
     "delta-presence": ["--delta-presence", "0.2,0.7", "--research-subset", "SUBSET"],
     "k-map-population": ["--k-map", "3", "--population", "POPULATION"],
@@ -32,7 +33,7 @@ MODELS = {
 # checked against their reports (the population is counted at the report's node with its saved hierarchies)
 WITH_REPORT = {"delta-presence", "k-map-population"}
 DISEASES = "flu;ill;*\ncold;ill;*\nnone;well;*\n"  # the hierarchy file --t-hierarchy names
-MONOTONE = {"average-risk", "k-map", "k-map-ztp", "k-map-population"}
+MONOTONE = {"average-risk", "k-map", "k-map-ztp", "k-map-population", "sample-uniqueness"}
 
 
 @st.composite

@@ -4,6 +4,7 @@ model is declared monotone, and certify's bound needs it to be), and every comma
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from kgen.report.risk import record_risks
 from lattice.errors import InputError, NoSolutionError
 from lattice.search.base import Limits
 from lattice.search.bestfirst import BestFirst
+from lattice.search.certify import Certify
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.incognito import Incognito
 from lattice.search.ola import OLA
@@ -78,15 +80,25 @@ def test_the_rule_passes_a_release_at_u_and_fails_one_row_off() -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(0, 9), st.sampled_from("abc")), min_size=6, max_size=30),
        st.sampled_from([0.0, 0.2, 1.0]), st.sampled_from([0.0, 0.1, 0.3]))
-def test_exact_searches_find_exhaustives_optimum(rows: list, suppression: float, u: float) -> None:
+def test_feasibility_is_monotone_and_exact_searches_certify_included_find_exhaustives_optimum(
+        rows: list, suppression: float, u: float) -> None:
+    """Declared monotone with and without suppression, as ARX declares it: checked by brute force on every
+    node and its successors; certify (which refuses non-monotone models) then agrees with exhaustive."""
     columns = {"n": [str(a) for a, _ in rows], "c": [b for _, b in rows]}
     config = Config(qi=["n", "c"], k=1, allow_k1=True, suppression=suppression, max_sample_uniqueness=u)
     try:
         prepared = prepare(columns, config)
     except NoSolutionError:
         return
+    assert prepared.evaluator.monotone_feasibility
+    heights = prepared.heights
+    for node in itertools.product(*(range(h + 1) for h in heights)):
+        if prepared.evaluator.feasible(node):
+            for i, h in enumerate(heights):
+                if node[i] < h:
+                    assert prepared.evaluator.feasible(node[:i] + (node[i] + 1,) + node[i + 1:]), node
     expected = Exhaustive().run(prepared.problem(), Limits())
-    for search in (BestFirst(), OLA(), Incognito()):
+    for search in (BestFirst(), OLA(), Incognito(), Certify()):
         found = search.run(prepared.problem(), Limits())
         assert (None if found.best is None else found.best.loss) == (
             None if expected.best is None else expected.best.loss), search
