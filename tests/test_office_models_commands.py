@@ -26,11 +26,14 @@ MODELS = [
     ("beta-enhanced", ["--beta-likeness", "0.6", "--beta-variant", "enhanced"],
      ["--beta-likeness", "0.01", "--beta-variant", "enhanced"], "beta-likeness"),
     ("delta-disclosure", ["--delta-disclosure", "1.2"], ["--delta-disclosure", "0.01"], "delta-disclosure"),
+    ("sample-uniqueness", ["--max-sample-uniqueness", "0.002"], ["--max-sample-uniqueness", "0.0001"],
+     "sample-uniqueness"),
 ]
 
 
 SUMMARY = {"average-risk": "average re-identification risk <=", "k-map": "-map (sampling fraction",
-           "beta-likeness": "beta-likeness on salary-class", "delta-disclosure": "delta-disclosure privacy on"}
+           "beta-likeness": "beta-likeness on salary-class", "delta-disclosure": "delta-disclosure privacy on",
+           "sample-uniqueness": "sample uniqueness <= 0.002"}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +89,7 @@ def test_the_average_risk_of_a_release_is_kgen_risks_mean(adult_sample: Path, ad
 
 
 @pytest.mark.parametrize(("field", "value"), [("max_average_risk", 0.02), ("k_map", 20), ("beta_likeness", 0.6),
-                                              ("delta_disclosure", 1.2)])
+                                              ("delta_disclosure", 1.2), ("max_sample_uniqueness", 0.002)])
 def test_each_model_is_a_config_field_and_a_run_toml_key(adult_sample: Path, adult_dir: Path, tmp_path: Path,
                                                          field: str, value: float) -> None:
     extra = {"sampling_fraction": 0.2} if field == "k_map" else {}
