@@ -143,9 +143,10 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
     separable cell-cost loss (`Problem.level_costs`); the search's loop also needs that loss to be monotone
     (with suppression limit 0 for NCP, Loss and entropy), since it excludes the up-sets of feasible nodes."""
     if not problem.monotone_feasibility:
-        raise InputError(f"{what} needs monotone feasibility (k-anonymity, distinct l-diversity, or any model "
-                         "with suppression limit 0); entropy/recursive l-diversity and t-closeness with "
-                         "suppression are not monotone: use 'ola' or 'exhaustive'")
+        raise InputError(f"{what} needs monotone feasibility (k-anonymity, distinct l-diversity, k-map, average "
+                         "risk, sample uniqueness, or any model with suppression limit 0); entropy/recursive "
+                         "l-diversity, t-closeness, beta-likeness, delta-disclosure and delta-presence with "
+                         "suppression, and population uniqueness, are not: use 'ola' or 'exhaustive'")
     if not problem.loss_is_log and problem.level_costs is None:
         raise InputError(f"{what} needs the LOG objective or a separable one (ncp, loss, entropy, arx-entropy, "
                          "arx-entropy-nm, arx-precision); dm, aecs, arx-dm and arx-loss are not sums of "
