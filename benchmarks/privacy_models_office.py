@@ -4,6 +4,7 @@ model's independent rule (kgen/check/rules/) on the released table's own strings
 
     python -m benchmarks.privacy_models_office [--output results/privacy-models.md] [--only population]
     python -m benchmarks.privacy_models_office --safepub   # the differential-privacy rows (SafePub) only
+    python -m benchmarks.privacy_models_office --only uniqueness   # sample and population uniqueness only
 
 CPU seconds (process time) of the search alone, from a cold evaluator cache; the machine is shared, so wall
 time would say little.
@@ -30,6 +31,8 @@ from fitness.privacy.kmap import KMap
 from fitness.privacy.kmap_population import KMapPopulation
 from fitness.privacy.likeness import BetaLikeness
 from fitness.privacy.presence import DeltaPresence
+from fitness.privacy.sample_uniqueness import SampleUniqueness
+from fitness.privacy.uniqueness import PopulationUniqueness
 from kgen.check.kanonymity import check_k_anonymity, group_codes, suppressed_mask
 from kgen.check.rules import average_risk, disclosure, hierarchical_t, kmap, likeness, rules_from_models
 from kgen.io.table import read_csv
@@ -96,6 +99,18 @@ def population_cases(folder: Path) -> list[tuple[str, list, Path, dict]]:
          {"delta_presence": "0.05,0.15", "research_subset": str(subset)}),
         ("--k-map 10 --population adult.csv (input: the 10 % sample)",
          [KAnonymity(1), KMapPopulation(10, population_ref)], subset, {"k_map": 10, "population": str(adult)}),
+    ]
+
+
+def uniqueness_cases() -> list[tuple[str, list, dict]]:
+    """(label, models, Config fields) of the uniqueness thresholds, enforced as ARX does (the smallest classes
+    suppressed, ARX's binary search, within the limit); population uniqueness with Zayatz's estimator (Dankar's
+    rule fits Pitman's model, minutes over a whole lattice)."""
+    return [
+        ("--max-sample-uniqueness 0.01", [KAnonymity(1), SampleUniqueness(0.01)], {"max_sample_uniqueness": 0.01}),
+        ("--max-population-uniqueness 0.01 --uniqueness-model zayatz --sampling-fraction 0.2",
+         [KAnonymity(1), PopulationUniqueness(0.01, 0.2, "zayatz")],
+         {"max_population_uniqueness": 0.01, "uniqueness_model": "zayatz", "sampling_fraction": 0.2}),
     ]
 
 
@@ -168,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", type=Path, help="also write the table (Markdown) here")
     parser.add_argument("--safepub", action="store_true", help="only the differential-privacy (SafePub) rows")
-    parser.add_argument("--only", choices=("population",), help="only delta-presence and k-map with a population")
+    parser.add_argument("--only", choices=("population", "uniqueness"),
+                        help="only delta-presence and k-map with a population, or only the uniqueness thresholds")
     args = parser.parse_args(argv)
     if args.safepub:
         headers = ("(epsilon, delta), search share", "score", "seed", "beta", "k", "sampled", "node", "LOG",
@@ -188,8 +204,12 @@ def main(argv: list[str] | None = None) -> int:
             return bool(check(classes, ~suppressed_mask(released, list(ADULT_QIS)), released))
 
         run_case(label, prepare(table, config, models), released_check, rows)
+    for label, models, fields in uniqueness_cases() if args.only in (None, "uniqueness") else []:
+        config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
+                        hierarchy_dir=str(DATA / "adult"), **fields)
+        run_case(label, prepare(table, config, models), population_check, rows)  # the rules read the report
     with tempfile.TemporaryDirectory() as folder:
-        for label, models, data, fields in population_cases(Path(folder)):
+        for label, models, data, fields in population_cases(Path(folder)) if args.only != "uniqueness" else []:
             config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
                             hierarchy_dir=str(DATA / "adult"), **fields)
             run_case(label, prepare(read_csv(data), config, models), population_check, rows)
