@@ -29,8 +29,7 @@ from fitness.models import TOLERANCE, CountRule, MeasureRule
 from fitness.parameters import Constraint, is_real
 from fitness.partition import Partition
 from fitness.privacy import ModelFamily, Parameter
-from fitness.privacy.average_risk import arx_order
-from fitness.privacy.uniqueness import arx_suppression_count
+from fitness.privacy.uniqueness import arx_suppress
 from lattice.errors import InputError
 
 
@@ -75,22 +74,8 @@ class SampleUniqueness:
         """The classes to suppress besides `suppressed` (those other models suppress): ARX's count of the
         smallest remaining ones (`arx_suppression_count`, stopping once `limit`, the most rows that may be
         suppressed, is passed), or every remaining class when the limit is passed first."""
-        kept = np.flatnonzero(~suppressed)
-        order = arx_order(partition, kept)
-        ranked = partition.sizes[kept][order]
-        already = int(partition.sizes[suppressed].sum())
-        prefix = np.concatenate(([0], np.cumsum(ranked)))
-
-        def holds(m: int) -> bool:
-            return sample_uniques_share(ranked[m:]) <= self.u + TOLERANCE
-
-        def over(m: int) -> bool:
-            return limit is not None and already + int(prefix[m]) > limit
-
-        count = arx_suppression_count(ranked.size, holds, over)
-        out = np.zeros(partition.count, dtype=bool)
-        out[kept[order] if count is None else kept[order[:count]]] = True
-        return out
+        return arx_suppress(partition, suppressed, limit, lambda sizes: sample_uniques_share(sizes) <= self.u
+                            + TOLERANCE)
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
         """The model alone (see `enforce`)."""

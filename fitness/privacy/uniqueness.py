@@ -91,6 +91,28 @@ def arx_suppression_count(count: int, holds: Callable[[int], bool], over: Callab
     return m if holds(m) else None
 
 
+def arx_suppress(partition: Partition, suppressed: np.ndarray, limit: int | None,
+                 holds: Callable[[np.ndarray], bool]) -> np.ndarray:
+    """The classes to suppress besides `suppressed` as ARX's `RiskBasedCriterion` does: the remaining classes in
+    ARX's order (`arx_order`, smallest first), ARX's count of them (`arx_suppression_count`, which stops once
+    more than `limit` rows, with those already suppressed, would go), or every remaining class when that count
+    is not found. `holds(sizes)` says whether the criterion holds for the classes of these sizes released.
+    One place for the two sample-based thresholds that enforce this way (population and sample uniqueness)."""
+    kept = np.flatnonzero(~suppressed)
+    order = arx_order(partition, kept)
+    ranked = partition.sizes[kept][order]
+    already = int(partition.sizes[suppressed].sum())
+    prefix = np.concatenate(([0], np.cumsum(ranked)))
+
+    def over(m: int) -> bool:
+        return limit is not None and already + int(prefix[m]) > limit
+
+    count = arx_suppression_count(ranked.size, lambda m: holds(ranked[m:]), over)
+    out = np.zeros(partition.count, dtype=bool)
+    out[kept[order] if count is None else kept[order[:count]]] = True
+    return out
+
+
 @dataclass(frozen=True)
 class PopulationUniqueness:
     """The estimated population-uniqueness share of the release is at most `u`.
@@ -136,25 +158,14 @@ class PopulationUniqueness:
         smallest remaining ones (`arx_suppression_count`, stopping once `limit`, the most rows that may be
         suppressed, is passed), or every remaining class when the estimate does not hold at that count (or the
         estimator finds none)."""
-        kept = np.flatnonzero(~suppressed)
-        order = arx_order(partition, kept)
-        ranked = partition.sizes[kept][order]
         rows = max(table.n, int(partition.sizes.sum()))
-        already = int(partition.sizes[suppressed].sum())
-        prefix = np.concatenate(([0], np.cumsum(ranked)))
         cache = table.derived(("population-uniqueness estimates",), dict)
 
-        def holds(m: int) -> bool:
-            share = estimated_share(ranked[m:], rows, float(self.sampling_fraction), self.model, cache)
+        def holds(sizes: np.ndarray) -> bool:
+            share = estimated_share(sizes, rows, float(self.sampling_fraction), self.model, cache)
             return share is not None and share <= self.u + TOLERANCE
 
-        def over(m: int) -> bool:
-            return limit is not None and already + int(prefix[m]) > limit
-
-        count = arx_suppression_count(ranked.size, holds, over)
-        out = np.zeros(partition.count, dtype=bool)
-        out[kept[order] if count is None else kept[order[:count]]] = True
-        return out
+        return arx_suppress(partition, suppressed, limit, holds)
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
         """The model alone (see `enforce`)."""
