@@ -49,6 +49,7 @@ from kgen.report.build import to_json
 from kgen.report.publish import publish, publish_parts
 from kgen.report.risk import sizes_report
 from kgen.runners import parallel
+from kgen.runners.memory import check_fits
 from kgen.status import ReleaseCheckError
 from lattice.errors import InputError
 
@@ -249,6 +250,9 @@ def run_mondrian(args: argparse.Namespace) -> int:
     WORKING_ON.update(file=args.input, advice="--workers N (each fragment's task holds only its part; Parquet "
                                               "input lets a task read only its rows)")
     source = Source(args.input, args.encoding)
+    if not distributed:  # the whole table is read here: refused before reading when the limits cannot hold it
+        for file in source.files:  # (exit 5; under RLIMIT_AS pyarrow's scan can hang when its threads cannot start)
+            check_fits(file, len(args.qi), advice="--workers N (each fragment's task holds only its part)")
     hierarchies = hierarchy_files(args)
     protected = list(source.files) + list(hierarchies.values())
     public = Path(args.public_report) if args.public_report else None

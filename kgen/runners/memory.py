@@ -171,7 +171,7 @@ def shortfall(need: Need, limits: list[Limit]) -> tuple[Limit, int] | None:
     return None
 
 
-def check_fits(path: str, qis: int) -> None:
+def check_fits(path: str, qis: int, advice: str = "anonymize a sample or fewer columns of the file") -> None:
     """Refuse a run on `path` that the memory limits cannot hold (OutOfMemoryError, exit 5), before reading.
 
     Parameters
@@ -194,4 +194,4 @@ def check_fits(path: str, qis: int) -> None:
         f"out of memory before starting: a run on this table ({table.data / 1e6:,.1f} MB, about {table.rows:,} "
         f"rows x {qis} quasi-identifiers) needs about {wanted / MIB:,.0f} MiB of {what}, and {limit.name} is "
         f"{limit.size / MIB:,.0f} MiB; "
-        "what would help: raise the limit, or anonymize a sample or fewer columns of the file", file=path)
+        f"what would help: raise the limit, or {advice}", file=path)
