@@ -192,6 +192,16 @@ class Certify:
     primal : callable, optional
         A primal side, called with the loop between rounds (`CertifyLoop.primal`): it may evaluate nodes through
         `loop.budget` (a better node lowers the cutoff, its infeasible nodes become cuts in the next round).
+    round_work : float
+        Where the groups proved floors (`decompose`): each round's solve is capped at this much CP-SAT
+        deterministic time (doubled whenever a solve ends without a candidate, so the last solves still prove
+        the program empty). Why: there the program's bound is the floors' (its LP relaxation), and a capped
+        solve's near-least node is as good a proposal as an exact one: Cargo q = 50 went from 6 units of cost
+        per 12-CPU-s exact round to about 12 per 2-CPU-s capped round (results/benchmarks/certify-scale.md).
+    collect : int
+        CP-SAT's other solutions of each solve (up to this many, `CutModel.solve(collect=)`) are proposals too,
+        each raised in `cuts // 4` gene orders: more cuts and candidates from one solve (Cargo q = 25: proved in
+        27 rounds and 6.0 CPU s instead of 62 and 9.5; q = 50: the upper end 0.808 where exact rounds kept 0.828).
     name : str
         The algorithm's name in results and reports.
     """
@@ -205,6 +215,8 @@ class Certify:
     groups: int = 25
     pairs: bool = True
     primal: Callable[[CertifyLoop], None] | None = None
+    round_work: float = 1.0
+    collect: int = 4
     name: str = "certify"
     exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
     all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
@@ -263,6 +275,7 @@ class CertifyLoop:
         self.rounds = self.covers = self.exclusions = 0
         self.seed_seconds = 0.0
         self.cap = search.solve_seconds
+        self.round_work = search.round_work  # CP-SAT work of a round's solve on a large program (`advance`)
         self.incumbent: Node | None = None  # another search's best node (`preload`), evaluated first
         self.preloaded: list[Node] = []  # another search's infeasible nodes (`preload`), cut after the pairs
         self.closing_solve = True  # `last_solve` when a limit stops the loop before its first (not in a group)
@@ -273,6 +286,7 @@ class CertifyLoop:
         self.work_limit: float | None = None  # CP-SAT deterministic time per solve (`tightened_bound`)
         self.first_work: float | None = None  # ... and of its first solve (the search's own cuts: `certified_bound`'s)
         self.seen_infeasible = self.seen_feasible = 0  # how much of the budget's archive the model has absorbed
+        self.floors: list[tuple[tuple[int, ...], int]] = []  # `decompose`: (genes, least cost on them), proved
         self.proposed: set[Node] = set()  # the program's solutions so far: none may come twice (`answer`)
         genes = list(range(self.box.dims))
         self.genes = genes
@@ -320,17 +334,23 @@ class CertifyLoop:
         program has no solution below the cutoff (the best node found is optimal)."""
         self.absorb()
         work = self.first_work if self.rounds == 0 and self.first_work is not None else self.work_limit
-        solution = self.model.solve(self.solve_limit(), work)
+        if work is None and self.model.floors:
+            work = self.round_work
+        solution = self.model.solve(self.solve_limit(), work, self.search.collect)
         self.rounds += 1
         if solution.status == "infeasible":
             self.lower = None if self.budget.best is None else self.budget.best.loss
             return False
         self.prove(solution.bound)
-        if solution.node is None:  # the solver's time cap, no candidate yet: give it longer
+        if solution.node is None:  # the solver's time or work cap, no candidate yet: give it longer
             self.budget.check_time()
             self.cap *= 2
+            self.round_work *= 2
             return True
         self.answer(solution.node)
+        for other in solution.others:
+            if other not in self.proposed:
+                self.answer(other, max(self.search.cuts // 4, 1))
         if self.search.primal is not None:
             self.search.primal(self)
         return True
@@ -402,6 +422,8 @@ class CertifyLoop:
                     composed[i] = sub.budget.best.node[i]
             if proved is not None:
                 units += proved - sum(self.gene_cost(i, lower[i]) for i in genes)
+                self.floors.append((tuple(genes), proved))
+                self.model.add_floor(genes, proved)
             # the groups done so far, the others at their lowest: a bound already if the time limit stops here
             self.params.update(decomposition_bound=self.costs.value(units), groups=len(groups), groups_solved=solved)
             self.prove(units)
@@ -592,7 +614,7 @@ class CertifyLoop:
         value = value if best is None else min(value, best.loss)
         self.lower = value if self.lower is None else max(self.lower, value)
 
-    def answer(self, x: Node) -> None:
+    def answer(self, x: Node, cuts: int | None = None) -> None:
         """Evaluate the program's solution: feasible, it is a candidate (its LOS, the archive); infeasible,
         raise it to `cuts` maximal infeasible nodes (their cover cuts come with the next `absorb`).
 
@@ -607,7 +629,7 @@ class CertifyLoop:
             self.budget.evaluate(x)
             return
         orders = [self.by_height]
-        for _ in range(self.search.cuts - 1):
+        for _ in range((self.search.cuts if cuts is None else cuts) - 1):
             order = self.genes[:]
             self.rng.shuffle(order)
             orders.append(order)
