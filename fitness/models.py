@@ -589,7 +589,7 @@ def t_closeness(column: str, t: float, distance: str = "equal") -> TCloseness:
 
 
 def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTable, column: str,
-                    recursive_l: int | None = None) -> dict:
+                    recursive_l: int | None = None, grassberger: bool = False) -> dict:
     """The privacy figures of the released classes for one sensitive attribute (the report's `privacy`).
 
     Parameters
@@ -605,6 +605,9 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
     recursive_l : int, optional
         With recursive (c, l)-diversity, its l: the figures then include the largest r_1 / (r_l + ... + r_m)
         (the model holds for every c above it).
+    grassberger : bool
+        With entropy l-diversity under Grassberger's estimator on the column: the figures then include
+        min_grassberger_l, exp of the least H_G (the model's l holds up to it, given ceil(l) distinct values).
 
     Returns
     -------
@@ -630,6 +633,9 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
         "max_beta": float(class_beta(vc, q)[released].max()),
         "max_delta_disclosure": float(class_disclosure(vc, q)[released].max()),
     }
+    if grassberger:
+        h_g = grassberger_entropy(vc.count, vc.cls, partition.count)
+        figures["min_grassberger_l"] = float(np.exp(h_g[released].min()))
     if recursive_l is not None:
         figures["recursive_l"] = int(recursive_l)
         figures["max_recursive_ratio"] = float(class_recursive_ratio(vc, recursive_l)[released].max())

@@ -222,9 +222,11 @@ def test_the_estimator_runs_reports_checks_and_applies(adult_sample: Path, adult
     output = tmp_path / "out.csv"
     assert main(["anonymize", "--keep-unnamed", "--allow-k1", str(adult_sample), *BASE, "--l-estimator", "grassberger",
                  "--hierarchy-dir", str(adult_dir), "--algorithm", "bestfirst", "--output", str(output)]) == 0
-    assert "entropy l-diversity (Grassberger's estimator) on occupation, l = 4" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "entropy l-diversity (Grassberger's estimator) on occupation, l = 4" in shown and "(grassberger " in shown
     report = json.loads(output.with_suffix(".json").read_text())
     assert report["l_estimator"] == "grassberger" and report["verified"]["passed"] is True
+    assert report["privacy"][0]["min_grassberger_l"] >= 4 - 1e-9
     assert {"model": "l-diversity", "variant": "entropy", "l": 4, "estimator": "grassberger",
             "sensitive": "occupation"} in report["models"]
     assert main(["check", str(output), *BASE, "--l-estimator", "grassberger"]) == 0
