@@ -17,9 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fitness import xp_kernel
+from fitness.device_evaluator import DeviceEvaluator
+from fitness.evaluator import NodeEvaluator
 from fitness.grassberger import grassberger_entropy, grassberger_g
 from fitness.models import EntropyLDiversity, KAnonymity, l_diversity
 from fitness.partition import Partition
+from fitness.privacy import read_model
 from kgen import Config, anonymize, check_k_anonymity, from_mapping, prepare
 from kgen.check.rules import rules_from_models
 from kgen.check.rules.grassberger import grassberger_function
@@ -144,6 +148,32 @@ def test_brute_force_over_every_node_and_successor_decides_the_declared_monotoni
     assert feasible > 100 and broken > 0
     feasible, broken = non_monotone_steps(EntropyLDiversity("s", 4), range(60))
     assert feasible > 100 and broken == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from("abcdef")), min_size=1, max_size=40),
+       st.sampled_from([1, 1.5, 2, 2.5, 3, 4]))
+def test_the_model_answers_what_the_evaluator_asks_of_it(pairs: list[tuple[int, str]], l: float) -> None:  # noqa: E741
+    """A class smaller than `min_class_size` breaks it; `violating` is the distinct-values condition and the
+    bound on H_G; its description reads back; the device evaluator runs it on the CPU, with the CPU's answers."""
+    rows = np.unique([c for c, _ in pairs], return_inverse=True)[1].reshape(-1)
+    values = [v for _, v in pairs]
+    table = prepare({"q": [str(r) for r in rows], "s": values},
+                    Config(qi=["q"], k=1, sensitive=["s"], allow_k1=True)).encoded
+    partition = Partition(np.bincount(rows), rows)
+    model = EntropyLDiversity("s", l, "grassberger")
+    bad = model.violating(partition, table)
+    assert bad[partition.sizes < model.min_class_size].all()
+    codes = table.sensitive["s"][0]
+    for c in range(partition.count):
+        counts = np.bincount(codes[rows == c])
+        counts = counts[counts > 0]
+        assert bad[c] == (counts.size < math.ceil(l) or h_g(*counts.tolist()) < math.log(l) - 1e-9)
+    assert read_model(model.describe()) == model and model.describe()["estimator"] == "grassberger"
+    assert "estimator" not in EntropyLDiversity("s", l).describe()  # Shannon's reports are as they were
+    device = DeviceEvaluator(table, [KAnonymity(1), model], 0.0, backend=xp_kernel.NUMPY)
+    assert not device.on_device
+    assert device.evaluate((0,)).feasible == NodeEvaluator(table, [KAnonymity(1), model], 0.0).evaluate((0,)).feasible
 
 
 # --- the searches -----------------------------------------------------------------------------------------------
