@@ -387,6 +387,31 @@ def test_all_workers_killed_mid_run_is_one_line_and_exit_6(real_cluster, tmp_pat
 
 
 @pytest.mark.slow
+def test_workers_killed_after_a_batch_finished_but_before_its_results_came_back_is_a_cluster_error(
+        real_cluster, prepared, monkeypatch):
+    """The window CI hit: every task done, then all workers killed before the results were fetched. The
+    results went with the workers, the scheduler waits for a worker to recompute them, and an unbounded
+    gather waited forever; now the fetch is bounded and the run ends as a ClusterError."""
+    real_cluster.start(workers=2)
+    nodes = random_nodes(prepared, 40, seed=5)
+    watch = ParallelRunner._watch
+
+    def watch_then_kill_the_workers(runner, futures):
+        watch(runner, futures)  # every task of the batch has finished on a worker
+        for worker in real_cluster.workers:
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=SETTLE)
+
+    evaluator = fresh(prepared)
+    with ParallelRunner(evaluator, backend="dask", scheduler=real_cluster.address, workers_timeout=3) as runner:
+        monkeypatch.setattr(ParallelRunner, "_watch", watch_then_kill_the_workers)
+        started = time.monotonic()
+        with pytest.raises(ClusterError, match="lost all its workers during the search and had none for 3 s"):
+            runner.evaluate_batch(evaluator, nodes)
+        assert time.monotonic() - started < SETTLE
+
+
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_with_another_alive_gives_the_serial_release(real_cluster, tmp_path):
     source, qis = table_file(tmp_path)
     real_cluster.start(workers=2)

@@ -563,8 +563,7 @@ class ParallelRunner:
             raise self._lost(None)
         try:
             futures = client.map(compute_installed, [self._plugin] * len(chunks), chunks, pure=False)
-            self._watch(futures)
-            outputs = client.gather(futures)
+            outputs = self._collect(futures)
         except KilledWorker:  # the scheduler's allowed-failures: the task's workers died that many times
             raise ClusterError(f"Dask workers{self._where()} died again and again while evaluating one task of "
                                "nodes (KilledWorker); out of memory? each worker holds a copy of the table: give "
@@ -574,6 +573,19 @@ class ParallelRunner:
         self.stats["tasks"] += len(chunks)
         self.stats["remote_nodes"] += sum(len(chunk) for chunk in chunks)
         return outputs
+
+    def _collect(self, futures: list[Any]) -> list[Any]:
+        """The results of `futures`, in order, each fetch bounded: a worker killed after its task finished
+        takes the result with it, the scheduler then recomputes the task, and with no worker left an unbounded
+        `client.gather` waited forever (CI: the run hung after all workers were killed between the batch's end
+        and the gather). A fetch that times out goes back to the watch, which ends the run once the cluster has
+        been without workers for `workers_timeout` seconds."""
+        while True:
+            self._watch(futures)
+            try:
+                return [future.result(timeout=self.workers_timeout) for future in futures]
+            except (TimeoutError, asyncio.TimeoutError):
+                continue  # a result lost with its worker: watched again while it is recomputed
 
     def _watch(self, futures: list[Any]) -> None:
         """Wait for `futures`; ClusterError when the client lost the scheduler or the cluster has had no
