@@ -28,9 +28,14 @@ import cloudpickle
 import pytest
 
 from fitness.objective import Precision
+from kgen.datasets import poker
 from kgen.io.table import from_mapping
+from kgen.mondrian import build_spec, numeric_columns
+from kgen.mondrian.distributed import run_distributed
+from kgen.mondrian.storage import Source
 from kgen.run import pipeline as api
 from kgen.run.config import Config
+from kgen.runners import parallel
 from kgen.runners.parallel import ParallelRunner, evaluator_for
 from kgen.status import ClusterError
 from lattice.errors import InputError
@@ -138,6 +143,12 @@ class RealCluster:
                 time.sleep(0.1)
         _, err = run.communicate(timeout=SETTLE) if run.poll() is not None else ("", "")
         pytest.fail(f"the run's tasks never reached the scheduler (exit {run.poll()}): {err[-2000:]}")
+
+    def kill_workers(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                os.kill(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=SETTLE)
 
     def stop(self) -> None:
         for process in [*self.workers, *([self.scheduler] if self.scheduler else [])]:
@@ -394,21 +405,41 @@ def test_workers_killed_after_a_batch_finished_but_before_its_results_came_back_
     gather waited forever; now the fetch is bounded and the run ends as a ClusterError."""
     real_cluster.start(workers=2)
     nodes = random_nodes(prepared, 40, seed=5)
-    watch = ParallelRunner._watch
+    watch = parallel._watch
 
-    def watch_then_kill_the_workers(runner, futures):
-        watch(runner, futures)  # every task of the batch has finished on a worker
-        for worker in real_cluster.workers:
-            os.kill(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=SETTLE)
+    def watch_then_kill_the_workers(*args):
+        watch(*args)  # every task of the batch has finished on a worker
+        real_cluster.kill_workers()
 
     evaluator = fresh(prepared)
     with ParallelRunner(evaluator, backend="dask", scheduler=real_cluster.address, workers_timeout=3) as runner:
-        monkeypatch.setattr(ParallelRunner, "_watch", watch_then_kill_the_workers)
+        monkeypatch.setattr(parallel, "_watch", watch_then_kill_the_workers)
         started = time.monotonic()
         with pytest.raises(ClusterError, match="lost all its workers during the search and had none for 3 s"):
             runner.evaluate_batch(evaluator, nodes)
         assert time.monotonic() - started < SETTLE
+
+
+@pytest.mark.slow
+def test_a_distributed_mondrian_run_whose_workers_all_died_is_a_cluster_error_not_a_hang(real_cluster, tmp_path,
+                                                                                         monkeypatch):
+    real_cluster.start(workers=1)
+    source = poker.write_csv(tmp_path / "poker.csv", rows=2000, seed=7)
+    spec = build_spec(Source(source), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
+    monkeypatch.setenv("KGEN_WORKERS_TIMEOUT", "3")
+    watch = parallel._watch
+
+    def kill_the_workers_then_watch(*args):
+        real_cluster.kill_workers()  # the fragments' results (if done) go with them
+        watch(*args)
+
+    monkeypatch.setattr(parallel, "_watch", kill_the_workers_then_watch)
+    (tmp_path / "parts").mkdir()
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match="lost all its workers during the run and had none for 3 s"):
+        run_distributed(str(source), spec, numeric_columns(spec), str(tmp_path / "parts"), 2,
+                        scheduler=real_cluster.address)
+    assert time.monotonic() - started < SETTLE
 
 
 @pytest.mark.slow
