@@ -173,6 +173,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     Interrupted
         Ctrl-C during the search (a KeyboardInterrupt carrying the best found so far).
     """
+    config.check()  # settings wrong on any table (an algorithm's refused options too): before reading data
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
     prepared = prepare(data, config, models, objective, progress=progress)
