@@ -119,11 +119,11 @@ def grassberger_cases() -> list[tuple[str, list, dict]]:
     """(label, models, Config fields) of entropy l-diversity on salary-class (2 values) under Grassberger's
     estimator and, for contrast, Shannon's at the same l (docs/privacy-models.md, "Entropy l-diversity")."""
     return [
-        ("--l 1.9 --l-variant entropy --l-estimator grassberger",
-         [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.9, "grassberger")],
-         {"l": 1.9, "l_variant": "entropy", "l_estimator": "grassberger"}),
-        ("--l 1.9 --l-variant entropy (Shannon)", [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.9)],
-         {"l": 1.9, "l_variant": "entropy"}),
+        ("--l 1.7 --l-variant entropy --l-estimator grassberger",
+         [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.7, "grassberger")],
+         {"l": 1.7, "l_variant": "entropy", "l_estimator": "grassberger"}),
+        ("--l 1.7 --l-variant entropy (Shannon)", [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.7)],
+         {"l": 1.7, "l_variant": "entropy"}),
     ]
 
 
