@@ -291,6 +291,8 @@ def test_the_estimator_is_a_config_field_and_a_run_toml_key(adult_sample: Path, 
     (["--l", "3", "--l-variant", "recursive", "--c", "2", "--l-estimator", "grassberger"], "entropy l-diversity only"),
     (["--l-estimator", "grassberger"], "--l-estimator is for entropy l-diversity"),
     (["--l", "3", "--l-variant", "entropy", "--l-estimator", "miller"], "l-estimator"),
+    (["--l", "15", "--l-variant", "entropy", "--l-estimator", "grassberger"], "needs 15 distinct values and the "
+                                                                              "column has only 14"),
 ])
 def test_the_estimator_without_entropy_l_diversity_is_one_line_refused(adult_sample: Path, adult_dir: Path,
                                                                        tmp_path: Path, capsys: pytest.CaptureFixture,
@@ -301,6 +303,15 @@ def test_the_estimator_without_entropy_l_diversity_is_one_line_refused(adult_sam
     error = capsys.readouterr().err
     assert code == 2 and message in error and "Traceback" not in error and error.count("\n") == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_no_solution_advice_names_the_estimator(adult_sample: Path, adult_dir: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    code = main(["anonymize", "--keep-unnamed", "--allow-k1", str(adult_sample), "--qi", "sex,race", "--k", "1",
+                 "--sensitive", "occupation", "--hierarchy-dir", str(adult_dir), "--output", str(tmp_path / "o.csv"),
+                 "--l", "13", "--l-variant", "entropy", "--l-estimator", "grassberger"])
+    error = capsys.readouterr().err
+    assert code == 3 and "(l = 13, Grassberger's estimator)" in error and error.count("\n") == 1, error
 
 
 def test_the_model_refuses_the_estimator_for_other_variants_and_unknown_ones() -> None:

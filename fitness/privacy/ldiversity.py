@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from fitness.models import ESTIMATORS, L_VARIANTS, PrivacyModel, l_diversity
@@ -35,10 +36,14 @@ def summary(d: Mapping[str, object]) -> str:
 
 def impossible(values: Mapping[str, object], distinct: int) -> str | None:
     """No class can hold more distinct values than the whole column (entropy l is bounded by it too, but a
-    fractional l near it stays possible, so only distinct and recursive are judged here)."""
+    fractional l near it stays possible, so only distinct and recursive are judged here; under Grassberger's
+    estimator a class needs ceil(l) distinct values)."""
     l, variant = values["l"], values["l_variant"]  # noqa: E741 (the model's name for it)
     if variant in ("distinct", "recursive") and l > distinct:  # type: ignore[operator]
         return f"{variant} l-diversity with l = {l:g} is impossible: the column has only {distinct} distinct values"
+    if variant == "entropy" and values.get("l_estimator") == "grassberger" and math.ceil(l) > distinct:  # type: ignore[arg-type]
+        return (f"entropy l-diversity (Grassberger's estimator) with l = {l:g} is impossible: a class needs "
+                f"{math.ceil(l)} distinct values and the column has only {distinct}")  # type: ignore[arg-type]
     return None
 
 
