@@ -25,6 +25,7 @@ from fitness.models import EntropyLDiversity, KAnonymity, l_diversity
 from fitness.partition import Partition
 from fitness.privacy import read_model
 from kgen import Config, anonymize, check_k_anonymity, from_mapping, prepare
+from kgen.check.rules import grassberger as grassberger_rule
 from kgen.check.rules import rules_from_models
 from kgen.check.rules.grassberger import grassberger_function
 from kgen.cli.main import main
@@ -155,7 +156,8 @@ def test_brute_force_over_every_node_and_successor_decides_the_declared_monotoni
        st.sampled_from([1, 1.5, 2, 2.5, 3, 4]))
 def test_the_model_answers_what_the_evaluator_asks_of_it(pairs: list[tuple[int, str]], l: float) -> None:  # noqa: E741
     """A class smaller than `min_class_size` breaks it; `violating` is the distinct-values condition and the
-    bound on H_G; its description reads back; the device evaluator runs it on the CPU, with the CPU's answers."""
+    bound on H_G, class by class as the independent checker finds; its description reads back; the device
+    evaluator runs it on the CPU, with the CPU's answers."""
     rows = np.unique([c for c, _ in pairs], return_inverse=True)[1].reshape(-1)
     values = [v for _, v in pairs]
     table = prepare({"q": [str(r) for r in rows], "s": values},
@@ -169,6 +171,7 @@ def test_the_model_answers_what_the_evaluator_asks_of_it(pairs: list[tuple[int, 
         counts = np.bincount(codes[rows == c])
         counts = counts[counts > 0]
         assert bad[c] == (counts.size < math.ceil(l) or h_g(*counts.tolist()) < math.log(l) - 1e-9)
+    assert np.array_equal(grassberger_rule.breaking(rows, values, l), bad)  # the independent checker agrees
     assert read_model(model.describe()) == model and model.describe()["estimator"] == "grassberger"
     assert "estimator" not in EntropyLDiversity("s", l).describe()  # Shannon's reports are as they were
     device = DeviceEvaluator(table, [KAnonymity(1), model], 0.0, backend=xp_kernel.NUMPY)
