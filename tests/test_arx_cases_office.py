@@ -340,3 +340,70 @@ def test_at_arxs_optimum_only_population_classes_without_subset_rows_break_delta
     assert kgen_says.partition(arx_node, True).population_only > 0
     assert not kgen_says.evaluate(arx_node).feasible and arx_says.evaluate(arx_node).feasible
     assert kgen_says.evaluate(node).feasible
+
+
+class JavaRandom:
+    """java.util.Random (its documented 48-bit linear congruential generator), for the subsets ARX's
+    TestAnonymizationSubset draws with `new Random(0xDEADBEEF)`."""
+
+    MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int) -> None:
+        self.seed = (seed ^ 0x5DEECE66D) & self.MASK
+
+    def next31(self) -> int:
+        self.seed = (self.seed * 0x5DEECE66D + 0xB) & self.MASK
+        return self.seed >> 17
+
+    def next_int(self, bound: int) -> int:
+        value = self.next31()
+        if bound & (bound - 1) == 0:
+            return (bound * value) >> 31
+        while value - value % bound + bound - 1 >= 1 << 31:  # Java's int overflow: the draw is rejected
+            value = self.next31()
+        return value % bound
+
+
+def arx_random_subset(size: int) -> set[int]:
+    """ARX's `getSubset(size)`: `size` draws of nextInt(size), the distinct ones kept (rows of adult.csv)."""
+    draws = JavaRandom(-0x21524111)  # Java's int literal 0xDEADBEEF, sign-extended to the long seed
+    return {draws.next_int(size) for _ in range(size)}
+
+
+def test_java_random_draws_as_java_does() -> None:
+    # the draws of OpenJDK's java.util.Random with these seeds and bounds (printed by java, 2026-11-26): a bound
+    # of 2^30 + 1 rejects about half of the raw draws, 16 takes the power-of-two path
+    draws = JavaRandom(42)
+    assert [draws.next_int(10) for _ in range(5)] == [0, 3, 8, 4, 0]
+    assert JavaRandom(42).next_int(16) == 11
+    draws = JavaRandom(-0x21524111)
+    assert [draws.next_int(20000) for _ in range(5)] == [9335, 1336, 14476, 3301, 13513]
+    draws = JavaRandom(7)
+    assert [draws.next_int((1 << 30) + 1) for _ in range(6)] == [20678044, 747989380, 1053566254, 755731200,
+                                                                  259278708, 542588911]
+
+
+# TestAnonymizationSubset: ARX's `Inclusion(subset)` releases the subset only (a DPresence(0, 1) on it):
+# kgen's `--delta-presence 0,1 --research-subset`. Sensitive occupation, the other columns QIs, no suppression,
+# ARX's entropy metric; the subsets are `arx_random_subset(N)`.
+SUBSET_INCLUSION = [
+    # (N, models, ARX's optimum, ARX's score)
+    (20000, ("k", "t"), (1, 4, 1, 1, 3, 2, 2, 1), 178437.4164900378),
+    (10000, ("k",), (0, 4, 1, 1, 2, 2, 2, 0), 70774.7774633781),
+    (30000, ("t",), (0, 4, 1, 1, 3, 2, 2, 1), 250816.4033099704),
+    (9000, ("cl",), (1, 2, 1, 1, 3, 2, 2, 1), 65996.221545847),
+]
+
+
+@pytest.mark.parametrize("size, models, node, score", SUBSET_INCLUSION,
+                         ids=[f"Subset {i}" for i in range(len(SUBSET_INCLUSION))])
+def test_research_subset_alone_gives_arxs_optimum(adult_dir: Path, tmp_path: Path, size: int, models: tuple,
+                                                  node: tuple, score: float) -> None:
+    rows = arx_random_subset(size)
+    lines = (adult_dir / "adult.csv").read_text().splitlines(keepends=True)
+    subset = tmp_path / "subset.csv"
+    subset.write_text(lines[0] + "".join(line for i, line in enumerate(lines[1:]) if i in rows))
+    config = Config(qi=qis_without("occupation"), suppression=0.0, metric="entropy", allow_k1=True,
+                    hierarchy_dir=str(adult_dir), keep_unnamed=True, delta_presence="0,1",
+                    research_subset=str(subset), **{"k": 1, **combination(adult_dir, *models)})
+    assert population_optimum(adult_dir / "adult.csv", config, "entropy") == (node, pytest.approx(score, rel=1e-12))
