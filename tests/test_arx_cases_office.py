@@ -11,6 +11,10 @@ With suppression ARX charges suppressed rows in its metrics in its own ways, so 
 metrics, compare the optimal transformation only; with ARX's metric variants (`--metric arx-entropy`,
 `arx-entropy-nm`, `arx-dm`, `arx-loss`) tests/test_arx_cases_metrics.py compares transformation and score, and
 reproduces the two beta-likeness cases at 100 % suppression that kgen's `loss` does not.
+
+Below them: TestAnonymizationCombinations's cases with delta-presence (five of them pinned: ARX lets population
+classes without subset rows pass next to a minimal class size) and TestAnonymizationSubset's (ARX's Inclusion,
+kgen's `--delta-presence 0,1`); results/privacy-models.md, "ARX's remaining cases on Adult".
 """
 
 from __future__ import annotations
