@@ -91,3 +91,24 @@ def test_the_solver_returns_its_other_solutions_when_asked():
     assert solution.node not in solution.others and len(solution.others) <= 5
     for other in solution.others:  # each one meets the cut
         assert any(x > 1 for x in other)
+
+
+@settings(max_examples=40, deadline=None)
+@given(wide_up_sets(), st.integers(0, 3), st.sampled_from([0, 1, 2]))
+def test_every_cover_cut_of_a_run_with_collected_solutions_is_an_infeasible_node(case, seed, groups):
+    heights, generators = case
+    problem = up_set_problem(heights, generators)
+    cut = []
+    add_cover = CutModel.add_cover
+
+    def recorded(self, node):
+        cut.append(tuple(node))
+        return add_cover(self, node)
+
+    CutModel.add_cover = recorded
+    try:
+        Certify(seed_evaluations=0, cuts=1, groups=groups, collect=8, pairs=False).run(problem, Limits(seed=seed))
+    finally:
+        CutModel.add_cover = add_cover
+    assert not any(problem.evaluator.predicate(node) for node in cut)
+
