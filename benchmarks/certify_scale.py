@@ -2,7 +2,7 @@
 
 Each row is a fresh process (`python -m benchmarks.certify --one`), run in this checkout ("new") or in a
 checkout of the code before the change measured ("old", `--old PATH`: a `git worktree` of it; 3240dc1 for
-issue 30's first round, b2e6cf9 for its second), so both
+issue 30's first round, b2e6cf9 for its second, 27b8ffa its third, 393cbbc its fourth), so both
 read the same data and their wall and CPU seconds (the process's user + system time, solver threads included)
 come from the same machine in the same hour. Rows of one table run one after the other, except table C's
 long runs, which run side by side (old and new at the same time, under the same load).

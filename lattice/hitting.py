@@ -33,7 +33,8 @@ SOLVERS = ("highs", "cpsat", "milp")
 # solve stopped by its time cap still proves a bound close to the program's optimum; at Cargo q = 50 it proved
 # 1,051 of the best 1,078 cost units in 60 s where the default proved 704), "lp0" (no LP relaxation: faster
 # solves of the small programs of q <= 25: 19.5 CPU s against 24.4 for the whole q = 25 search), "adaptive"
-# (lp0 up to ADAPTIVE_COLUMNS binary columns, core above: Cargo q = 25 has 100, q = 50 197, q = 97 376)
+# (default where the program has floors, `add_floor`: their LP relaxation is the decomposition bound; else lp0 up
+# to ADAPTIVE_COLUMNS binary columns, core above: Cargo q = 25 has 100, the q = 50 box 124, q = 97 241)
 ADAPTIVE_COLUMNS = 150
 STRATEGIES = {"adaptive": {}, "default": {}, "core": {"optimize_with_core": True},
               "lp0": {"linearization_level": 0}, "core-lp0": {"optimize_with_core": True, "linearization_level": 0}}

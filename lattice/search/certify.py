@@ -177,8 +177,8 @@ class Certify:
         "cpsat" (default, the fastest measured), "highs" or "milp" (lattice.hitting;
         results/benchmarks/certify.md).
     strategy : str
-        CP-SAT's search (`lattice.hitting.STRATEGIES`): "adaptive" (default: lp0 on small programs, core on
-        large ones), "default", "core", "lp0" or "core-lp0".
+        CP-SAT's search (`lattice.hitting.STRATEGIES`): "adaptive" (default: "default" once the groups proved
+        floors, else lp0 on small programs, core on large ones), "default", "core", "lp0" or "core-lp0".
     solve_seconds : float
         Time cap of one solve (doubled whenever a solve ends without a candidate); a capped solve still proves
         its bound, and its best candidate is evaluated like an optimal one.
