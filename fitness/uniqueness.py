@@ -32,54 +32,52 @@ PITMAN_ACCURACY = 1e-6
 # equations vanish and the estimate is 0: a short run leaves that to the start values, docs/risk.md).
 PITMAN_STEPS = 15
 PITMAN_STARTS = tuple((0.33 * i, 0.33 * j) for i in range(4) for j in range(4))  # (theta, alpha), ARX's order
-# ARX's Gamma.digamma and Gamma.trigamma, constants and all (`_arx_digamma`, `_arx_trigamma`)
+# ARX's Gamma.digamma and Gamma.trigamma, constants and all (`_arx_gammas`)
 _EULER = -0.57721566490153286060651209008240243104215933593992
 _ZETA2 = math.pi * math.pi / 6.0
 _ZETA3 = -2.0 * 1.202056903159594285399738161511449990764986292
 _DIGAMMA_SERIES = (1.0 / 12.0, 1.0 / 120.0, 1.0 / 252.0, 1.0 / 240.0, 1.0 / 132.0)
 _TRIGAMMA_SERIES = (1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0)
+_SHIFTS = np.arange(12.0)
 
 
-def _arx_digamma(x: np.ndarray) -> np.ndarray:
-    """The digamma function as ARX's `Gamma.digamma` computes it, so that Newton's steps follow ARX's: shift x up
-    to 12 (psi(x) = psi(x + 1) - 1/x), then de Moivre's series; x <= 1e-6 by the Taylor form at 0 (negative x
-    too: ARX's reflection is commented out), 0 gives -inf, inf and nan give nan."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(all="ignore"):
-        out = np.zeros_like(x)
-        y = np.where(np.isfinite(x) & (x > 1e-6), x, 12.0)
-        while (low := y < 12.0).any():
-            out -= np.where(low, 1.0 / y, 0.0)
-            y = np.where(low, y + 1.0, y)
-        r = 1.0 / y
-        out += np.log(y) - 0.5 * r
-        r = r * r
-        s3, s4, s5, s6, s7 = _DIGAMMA_SERIES
-        out -= r * (s3 - r * (s4 - r * (s5 - r * (s6 - r * s7))))
-        out = np.where(x <= 1e-6, _EULER - 1.0 / x + _ZETA2 * x, out)
-    return np.where(np.isfinite(x), out, np.nan)
+def _arx_gammas(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The digamma and trigamma functions as ARX's `Gamma` class computes them, so that Newton's steps follow
+    ARX's; one pass for both (most of a fit's time goes here).
 
-
-def _arx_trigamma(x: np.ndarray) -> np.ndarray:
-    """The trigamma function as ARX's `Gamma.trigamma` computes it, its slip included: x below 8 is shifted up to
-    8 (psi'(x) = psi'(x + 1) + 1/x^2), but the asymptotic series is added only from 12 on, so for x < 12 the
-    value lacks the series' part (psi'(1) comes out 1.512, not 1.645). ARX's closed-form Jacobian of Pitman's
-    equations uses it: Newton's steps, not its solutions, depend on it (a solution is checked on the
-    equations, which use digamma). x <= 1e-4: the Taylor form at 0; 0 gives -inf; inf and nan give nan."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(all="ignore"):
-        out = np.zeros_like(x)
-        y = np.where(np.isfinite(x) & (x > 1e-4), x, 12.0)
-        while (low := y < 8.0).any():
-            out += np.where(low, 1.0 / (y * y), 0.0)
-            y = np.where(low, y + 1.0, y)
-        r = 1.0 / (y * y)
-        b2, b4, b6, b8, b10 = _TRIGAMMA_SERIES
-        series = 0.5 * r + (1.0 + r * (b2 + r * (b4 + r * (b6 + r * (b8 + r * b10))))) / y
-        out += np.where(y >= 12.0, series, 0.0)
-        out = np.where(x <= 1e-4, 1.0 / (x * x) + _ZETA2 + _ZETA3 * x, out)
-        out = np.where(x == 0.0, -np.inf, out)
-    return np.where(np.isfinite(x), out, np.nan)
+    Digamma: x shifted up to 12 (psi(x) = psi(x + 1) - 1/x), then de Moivre's series; x <= 1e-6 by the Taylor
+    form at 0, negative x too (ARX's reflection formula is commented out). Trigamma, ARX's slip included: x
+    shifted up to 8 (psi'(x) = psi'(x + 1) + 1/x^2), but the asymptotic series added only from 12 on, so below
+    12 the series' share is missing (psi'(1) comes out 1.512, not 1.645; from 8 to 12 it is 0); x <= 1e-4 by
+    the Taylor form at 0. ARX's closed-form Jacobian of Pitman's equations uses this trigamma: Newton's path,
+    not its solutions, depends on it (a solution is checked on the equations, which use digamma). 0 gives
+    -inf, inf and nan give nan. The shifts are summed in one pass rather than ARX's loop: the same values to
+    rounding. Callers set np.errstate."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    regular = np.isfinite(x) & (x > 1e-6)
+    y = x if regular.all() else np.where(regular, x, 1.0)
+    k12, k8 = np.ceil(12.0 - y).clip(0.0), np.ceil(8.0 - y).clip(0.0)  # the steps of ARX's `while (y < 12) y++`
+    digamma_sum = trigamma_sum = np.zeros_like(y)
+    if (width := int(k12.max())) > 0:
+        shifts = _SHIFTS[:width]
+        inverse = 1.0 / (y[:, None] + shifts)
+        digamma_sum = np.where(shifts < k12[:, None], inverse, 0.0).sum(axis=1)
+        trigamma_sum = np.where(shifts < k8[:, None], inverse * inverse, 0.0).sum(axis=1)
+    z, w = y + k12, y + k8
+    r = 1.0 / z
+    r2 = r * r
+    s3, s4, s5, s6, s7 = _DIGAMMA_SERIES
+    digamma = -digamma_sum + (np.log(z) - 0.5 * r) - r2 * (s3 - r2 * (s4 - r2 * (s5 - r2 * (s6 - r2 * s7))))
+    q = 1.0 / (w * w)
+    b2, b4, b6, b8, b10 = _TRIGAMMA_SERIES
+    series = 0.5 * q + (1.0 + q * (b2 + q * (b4 + q * (b6 + q * (b8 + q * b10))))) / w
+    trigamma = trigamma_sum + np.where(w >= 12.0, series, 0.0)
+    if not regular.all() or (x <= 1e-4).any():
+        digamma = np.where(x <= 1e-6, _EULER - 1.0 / x + _ZETA2 * x, digamma)
+        trigamma = np.where(x == 0.0, -np.inf, np.where(x <= 1e-4, 1.0 / (x * x) + _ZETA2 + _ZETA3 * x, trigamma))
+        finite = np.isfinite(x)
+        digamma, trigamma = np.where(finite, digamma, np.nan), np.where(finite, trigamma, np.nan)
+    return digamma, trigamma
 
 
 @dataclass(frozen=True)
@@ -100,31 +98,34 @@ class _Sample:
         sizes = np.array([s for s, _ in pairs if s != 1], dtype=float)
         counts = np.array([c for s, c in pairs if s != 1], dtype=float)
         top = pairs[-1][0] if pairs else 1
-        larger = np.array([sum(c for s, c in pairs if s > j) for j in range(1, top)], dtype=float)
+        per_size = np.zeros(top + 1)
+        for size, count in pairs:
+            per_size[size] = count
+        larger = per_size[::-1].cumsum()[::-1][2:]  # classes larger than j = sum of counts of sizes >= j + 1
         return cls(float(sum(c for _, c in pairs)), float(sum(s * c for s, c in pairs)), sizes, counts, larger)
 
 
 def _pitman_closed(sample: _Sample, theta: float, alpha: float) -> tuple[tuple[float, float], tuple[float, ...]]:
     """Pitman's two likelihood equations (d log L / d theta, d log L / d alpha) at (theta, alpha) and their
     Jacobian (row-major), in ARX's closed form: the sums over i < u and i < n as digamma differences,
-    the Jacobian with `_arx_trigamma`; the same expressions, in the same order, as ARX's master function."""
+    the Jacobian with ARX's trigamma (`_arx_gammas`); the same expressions, in the same order, as ARX's master
+    function."""
     t, a, u, n = np.float64(theta), np.float64(alpha), sample.u, sample.n
-    with np.errstate(all="ignore"):
-        v0, ta = u - 1.0, t / a
-        shifted = sample.sizes - a
-        dig = _arx_digamma(np.concatenate(([v0 + ta + 1.0, ta + 1.0, n + t, t + 1.0, 1.0 - a], shifted)))
-        tri = _arx_trigamma(np.concatenate(([(a + t + a * v0) / a, ta + 1.0, t + 1.0, n + t, 1.0 - a], shifted)))
-        v1, v4, v2, v3, v5 = dig[0], dig[1], tri[0], tri[1], a * a
-        d1 = (v3 - v2) / v5
-        d5 = (a * v1 + t * v2 - a * v4 - t * v3) / (v5 * a)
-        d3 = (v5 * v0 - t * t * v2 + t * t * v3 - 2.0 * a * t * v1 + 2.0 * a * t * v4) / (v5 * v5)
-        o1 = (v1 - v4) / a
-        o3 = (-t * v1 + a * v0 + t * v4) / (a * a)
-        o2 = dig[2] - dig[3]
-        d2 = tri[2] - tri[3]
-        d4 = float((sample.counts * (tri[4] - tri[5:])).sum())
-        o4 = float((sample.counts * (dig[5:] - dig[4])).sum())
-        return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
+    v0, ta = u - 1.0, t / a
+    # digamma at 0, 2.., trigamma at 1.. (u + t/a written ARX's two ways), then t/a + 1, n + t, t + 1, 1 - a
+    dig, tri = _arx_gammas(np.concatenate(([v0 + ta + 1.0, (a + t + a * v0) / a, ta + 1.0, n + t, t + 1.0,
+                                            1.0 - a], sample.sizes - a)))
+    v1, v4, v2, v3, v5 = dig[0], dig[2], tri[1], tri[2], a * a
+    d1 = (v3 - v2) / v5
+    d5 = (a * v1 + t * v2 - a * v4 - t * v3) / (v5 * a)
+    d3 = (v5 * v0 - t * t * v2 + t * t * v3 - 2.0 * a * t * v1 + 2.0 * a * t * v4) / (v5 * v5)
+    o1 = (v1 - v4) / a
+    o3 = (-t * v1 + a * v0 + t * v4) / (a * a)
+    o2 = dig[3] - dig[4]
+    d2 = tri[4] - tri[3]
+    d4 = float((sample.counts * (tri[5] - tri[6:])).sum())
+    o4 = float((sample.counts * (dig[6:] - dig[5])).sum())
+    return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
 
 
 def _pitman_summed(sample: _Sample, theta: float, alpha: float) -> tuple[tuple[float, float], tuple[float, ...]]:
@@ -132,17 +133,16 @@ def _pitman_summed(sample: _Sample, theta: float, alpha: float) -> tuple[tuple[f
     fallback and its check of a closed-form solution): sum over i < u of 1/(theta + i alpha) and i/(...), over
     i < n of 1/(theta + i), over each class of size s and j < s of 1/(j - alpha), and their derivatives."""
     t, a = np.float64(theta), np.float64(alpha)
-    with np.errstate(all="ignore"):
-        i_u = np.arange(1.0, sample.u)
-        inv = 1.0 / (t + i_u * a)
-        inv2 = inv * inv
-        i_n = 1.0 / (t + np.arange(1.0, sample.n))
-        j = 1.0 / (np.arange(1.0, sample.larger.size + 1.0) - a)
-        o1, o3 = inv.sum(), (i_u * inv).sum()
-        d1, d5, d3 = inv2.sum(), (i_u * inv2).sum(), (i_u * i_u * inv2).sum()
-        o2, d2 = i_n.sum(), (i_n * i_n).sum()
-        o4, d4 = (sample.larger * j).sum(), (sample.larger * j * j).sum()
-        return (float(o1 - o2), float(o3 - o4)), (float(d2 - d1), float(-d5), float(-d5), float(-d3 - d4))
+    i_u = np.arange(1.0, sample.u)
+    inv = 1.0 / (t + i_u * a)
+    inv2 = inv * inv
+    i_n = 1.0 / (t + np.arange(1.0, sample.n))
+    j = 1.0 / (np.arange(1.0, sample.larger.size + 1.0) - a)
+    o1, o3 = inv.sum(), (i_u * inv).sum()
+    d1, d5, d3 = inv2.sum(), (i_u * inv2).sum(), (i_u * i_u * inv2).sum()
+    o2, d2 = i_n.sum(), (i_n * i_n).sum()
+    o4, d4 = (sample.larger * j).sum(), (sample.larger * j * j).sum()
+    return (float(o1 - o2), float(o3 - o4)), (float(d2 - d1), float(-d5), float(-d5), float(-d3 - d4))
 
 
 def _newton(equations: Callable[[float, float], tuple[tuple[float, float], tuple[float, ...]]],
@@ -164,10 +164,9 @@ def _newton(equations: Callable[[float, float], tuple[tuple[float, float], tuple
             (f1, f2), (j11, j12, j21, j22) = equations(t, a)
             if abs(f1) <= PITMAN_ACCURACY and abs(f2) <= PITMAN_ACCURACY:
                 return float(t), float(a)
-            with np.errstate(all="ignore"):
-                scale = np.float64(1.0) / (j11 * j22 - j12 * j21)
-                t = t - (j22 * scale * f1 + -j12 * scale * f2)
-                a = a - (-j21 * scale * f1 + j11 * scale * f2)
+            scale = np.float64(1.0) / (j11 * j22 - j12 * j21)
+            t = t - (j22 * scale * f1 + -j12 * scale * f2)
+            a = a - (-j21 * scale * f1 + j11 * scale * f2)
             if index == len(starts) - 1 or not t >= 0 or math.isnan(a):
                 break
     return None
@@ -198,12 +197,13 @@ def pitman_fit(histogram: Mapping[int, int], steps: int = PITMAN_STEPS) -> tuple
     range is checked by `pitman_uniques`). None: no solution (ARX's NaN)."""
     sample = _Sample.of(histogram)
     guess = pitman_guess(histogram)
-    fit = _newton(lambda x, y: _pitman_closed(sample, x, y), guess, steps)
-    if fit is not None:
-        check = _pitman_summed(sample, *fit)[0]
-        if all(abs(v) <= PITMAN_ACCURACY for v in check):  # nan fails too
-            return fit
-    return _newton(lambda x, y: _pitman_summed(sample, x, y), guess, steps)
+    with np.errstate(all="ignore"):  # IEEE arithmetic as in ARX: a run that meets inf or nan is dropped
+        fit = _newton(lambda x, y: _pitman_closed(sample, x, y), guess, steps)
+        if fit is not None:
+            check = _pitman_summed(sample, *fit)[0]
+            if all(abs(v) <= PITMAN_ACCURACY for v in check):  # nan fails too
+                return fit
+        return _newton(lambda x, y: _pitman_summed(sample, x, y), guess, steps)
 
 
 def _pitman_estimate(theta: float, alpha: float, population: float) -> float | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fitness.uniqueness import _arx_digamma, _arx_trigamma, pitman_guess
+from fitness.uniqueness import _arx_gammas, pitman_guess
 from kgen import Config, anonymize, from_mapping
 from kgen.io.csvio import format_csv
 from kgen.io.table import read_table
@@ -192,10 +192,18 @@ def test_arxs_digamma_is_digamma_and_its_trigamma_lacks_the_series_below_12() ->
     value is pi^2 / 6 = 1.6449), and from 8 to 12 it is 0."""
     special = pytest.importorskip("scipy.special")
     x = np.array([0.5, 1.0, 3.7, 11.9, 12.0, 250.0])
-    assert _arx_digamma(x) == pytest.approx(special.digamma(x), rel=1e-12)
-    assert _arx_trigamma(np.array([12.0, 40.0])) == pytest.approx(special.polygamma(1, [12.0, 40.0]), rel=1e-12)
-    assert _arx_trigamma(np.array([1.0]))[0] == pytest.approx(sum(1 / k**2 for k in range(1, 8)), rel=1e-15)
-    assert _arx_trigamma(np.array([9.5]))[0] == 0.0
+    assert _arx_gammas(x)[0] == pytest.approx(special.digamma(x), rel=1e-12)
+    assert _arx_gammas([12.0, 40.0])[1] == pytest.approx(special.polygamma(1, [12.0, 40.0]), rel=1e-12)
+    assert _arx_gammas([1.0])[1][0] == pytest.approx(sum(1 / k**2 for k in range(1, 8)), rel=1e-15)
+    assert _arx_gammas([9.5])[1][0] == 0.0
+    # ARX's ends: the Taylor forms at 0 (for negative x too), -inf at 0, nan for inf and nan
+    with np.errstate(all="ignore"):
+        digamma, trigamma = _arx_gammas([-0.5, 5e-5, 0.0, np.inf, np.nan])
+    euler, zeta2 = -0.5772156649015329, math.pi**2 / 6
+    assert digamma[:2] == pytest.approx([euler + 2 - zeta2 / 2, special.digamma(5e-5)], rel=1e-9)
+    assert trigamma[:2] == pytest.approx([4 + zeta2 + 2 * 1.2020569031595942 * 0.5, 4e8 + zeta2 - 2.4e-4 * 0.5],
+                                         rel=1e-12)
+    assert digamma[2] == trigamma[2] == -np.inf and np.isnan(digamma[3:]).all() and np.isnan(trigamma[3:]).all()
 
 
 def test_pitmans_start_is_arxs_closed_form_by_hand() -> None:
