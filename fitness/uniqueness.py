@@ -320,13 +320,7 @@ def _snb_root(k: float, f: float, c1: float, c2: float) -> tuple[float, float] |
                 if x[0] > 0 and 0 < x[1] < 1:  # a root outside the model's domain estimates nothing
                     return float(x[0]), float(x[1])
                 break
-            jacobian = np.empty((2, 2))
-            for j in range(2):
-                h = 1e-7 * max(1.0, abs(x[j]))
-                e = np.zeros(2)
-                e[j] = h
-                jacobian[:, j] = (_snb_equations(*(x + e), k, f, c1, c2)
-                                  - _snb_equations(*(x - e), k, f, c1, c2)) / (2 * h)
+            jacobian = _snb_jacobian(x, k, f, c1, c2)
             try:
                 x = x - np.linalg.solve(jacobian, value)
             except np.linalg.LinAlgError:
@@ -334,6 +328,21 @@ def _snb_root(k: float, f: float, c1: float, c2: float) -> tuple[float, float] |
             if not np.isfinite(x).all():
                 break
     return None
+
+
+def _snb_jacobian(x: np.ndarray, k: float, f: float, c1: float, c2: float) -> np.ndarray:
+    """The moment equations' Jacobian by central differences. Far from a root the equations overflow (a
+    non-finite step, which ends that start): numpy's overflow warning is silenced, the check after the
+    step decides."""
+    jacobian = np.empty((2, 2))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for j in range(2):
+            h = 1e-7 * max(1.0, abs(x[j]))
+            e = np.zeros(2)
+            e[j] = h
+            jacobian[:, j] = (_snb_equations(*(x + e), k, f, c1, c2)
+                              - _snb_equations(*(x - e), k, f, c1, c2)) / (2 * h)
+    return jacobian
 
 
 def snb_uniques(histogram: Mapping[int, int], population: float) -> dict:

@@ -28,9 +28,14 @@ import cloudpickle
 import pytest
 
 from fitness.objective import Precision
+from kgen.datasets import poker
 from kgen.io.table import from_mapping
+from kgen.mondrian import build_spec, numeric_columns
+from kgen.mondrian.distributed import run_distributed
+from kgen.mondrian.storage import Source
 from kgen.run import pipeline as api
 from kgen.run.config import Config
+from kgen.runners import parallel
 from kgen.runners.parallel import ParallelRunner, evaluator_for
 from kgen.status import ClusterError
 from lattice.errors import InputError
@@ -138,6 +143,12 @@ class RealCluster:
                 time.sleep(0.1)
         _, err = run.communicate(timeout=SETTLE) if run.poll() is not None else ("", "")
         pytest.fail(f"the run's tasks never reached the scheduler (exit {run.poll()}): {err[-2000:]}")
+
+    def kill_workers(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                os.kill(worker.pid, signal.SIGKILL)
+                worker.wait(timeout=SETTLE)
 
     def stop(self) -> None:
         for process in [*self.workers, *([self.scheduler] if self.scheduler else [])]:
@@ -384,6 +395,51 @@ def test_all_workers_killed_mid_run_is_one_line_and_exit_6(real_cluster, tmp_pat
                              f"the search and had none for 3 s; start workers (dask worker {real_cluster.address}) "
                              "and run again")
     assert not list(tmp_path.glob("out*"))
+
+
+@pytest.mark.slow
+def test_workers_killed_after_a_batch_finished_but_before_its_results_came_back_is_a_cluster_error(
+        real_cluster, prepared, monkeypatch):
+    """The window CI hit: every task done, then all workers killed before the results were fetched. The
+    results went with the workers, the scheduler waits for a worker to recompute them, and an unbounded
+    gather waited forever; now the fetch is bounded and the run ends as a ClusterError."""
+    real_cluster.start(workers=2)
+    nodes = random_nodes(prepared, 40, seed=5)
+    watch = parallel._watch
+
+    def watch_then_kill_the_workers(*args):
+        watch(*args)  # every task of the batch has finished on a worker
+        real_cluster.kill_workers()
+
+    evaluator = fresh(prepared)
+    with ParallelRunner(evaluator, backend="dask", scheduler=real_cluster.address, workers_timeout=3) as runner:
+        monkeypatch.setattr(parallel, "_watch", watch_then_kill_the_workers)
+        started = time.monotonic()
+        with pytest.raises(ClusterError, match="lost all its workers during the search and had none for 3 s"):
+            runner.evaluate_batch(evaluator, nodes)
+        assert time.monotonic() - started < SETTLE
+
+
+@pytest.mark.slow
+def test_a_distributed_mondrian_run_whose_workers_all_died_is_a_cluster_error_not_a_hang(real_cluster, tmp_path,
+                                                                                         monkeypatch):
+    real_cluster.start(workers=1)
+    source = poker.write_csv(tmp_path / "poker.csv", rows=2000, seed=7)
+    spec = build_spec(Source(source), list(poker.QIS), 5, 2, "CLASS", keep_unnamed=True)
+    monkeypatch.setenv("KGEN_WORKERS_TIMEOUT", "3")
+    watch = parallel._watch
+
+    def kill_the_workers_then_watch(*args):
+        real_cluster.kill_workers()  # the fragments' results (if done) go with them
+        watch(*args)
+
+    monkeypatch.setattr(parallel, "_watch", kill_the_workers_then_watch)
+    (tmp_path / "parts").mkdir()
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match="lost all its workers during the run and had none for 3 s"):
+        run_distributed(str(source), spec, numeric_columns(spec), str(tmp_path / "parts"), 2,
+                        scheduler=real_cluster.address)
+    assert time.monotonic() - started < SETTLE
 
 
 @pytest.mark.slow

@@ -483,3 +483,17 @@ def test_a_parquet_list_column_is_exit_2_in_one_line_run_after_run(tmp_path: Pat
                               timeout=120)
         assert done.returncode == 2, done.stderr[-2000:]
         assert len(done.stderr.strip().splitlines()) == 1 and "column 'tags'" in done.stderr
+
+
+def test_the_progress_bar_is_told_autos_default_time_limit_when_the_user_gives_none() -> None:
+    """auto stops at its own 60 s when no limit is given: the bar was told "no time limit" and could not show
+    when the run would end."""
+    from kgen import Config, anonymize
+    from lattice.search.auto import DEFAULT_SECONDS
+
+    recorder = Recorder()
+    anonymize(many_values(60), Config(qi=["a", "b"], k=2, keep_unnamed=True), progress=recorder)
+    assert recorder.events[0] == ("begin", None, DEFAULT_SECONDS)
+    given = Recorder()
+    anonymize(many_values(60), Config(qi=["a", "b"], k=2, keep_unnamed=True, max_evaluations=5), progress=given)
+    assert given.events[0] == ("begin", 5, None)

@@ -436,3 +436,13 @@ def test_the_public_report_of_partitioned_and_distributed_mondrian_leaks_nothing
     full = json.loads((folder / "fragments.json").read_text(encoding="utf-8"))
     assert all("condition" in f for f in full["fragments"])  # the cut values of the input, in the full report only
     assert all(set(f) == {"part", "rows", "sha256"} for f in report["fragments"])
+
+
+def test_options_the_algorithm_refuses_are_refused_before_the_data_is_read(tmp_path: Path, capsys) -> None:
+    """auto refused --ga-population only after reading and preparing the table (minutes on a large one)."""
+    missing = tmp_path / "not-there.csv"  # reading it would be "file not found"
+    assert run("anonymize", missing, "--qi", "age", "--k", "2", "--keep-unnamed", "--ga-population", "12",
+               "--output", tmp_path / "o.csv") == 2
+    assert "--ga-population and --selection tune the GA alone" in one_line_error(capsys)
+    with pytest.raises(InputError, match="unknown algorithm 'nope'"):
+        anonymize(str(missing), Config(qi=["age"], k=2, algorithm="nope"))

@@ -197,6 +197,11 @@ def open_client(workers: int, scheduler: str | None, connect_timeout: float = CO
     return parallel.connect_scheduler(scheduler, connect_timeout), None
 
 
+def _no_workers() -> ClusterError:
+    return ClusterError("the Dask cluster lost all its workers during the run and had none for "
+                        f"{parallel.default_workers_timeout():g} s; start workers and run again")
+
+
 def run_distributed(source: str | Source, spec: Spec, numeric: Sequence[str], folder: str, workers: int,
                     partitioning: str = "multidim", sample: float = 0.001, seed: int = 0,
                     scheduler: str | None = None, client=None, separator: str | None = None,
@@ -222,7 +227,8 @@ def run_distributed(source: str | Source, spec: Spec, numeric: Sequence[str], fo
                                  pure=False, key=f"mondrian-fragment-{i}-{os.getpid()}-{time.time_ns()}")
                    for i, c in enumerate(conditions)]
         try:
-            tasks = client.gather(futures)
+            tasks = parallel.gather_watched(client, futures, parallel.default_workers_timeout(), _no_workers,
+                                            lambda: ClusterError("the Dask cluster was lost during the run"))
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"the Dask cluster was lost during the run: {error}") from None
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run ends; closing the client must not print tracebacks

@@ -24,6 +24,7 @@ from kgen.io import hierarchies as hierarchy_files
 from kgen.io.table import DEFAULT_MISSING
 from kgen.report.provenance import sha256_file
 from kgen.run import dp
+from kgen.run.algorithms import make_search
 from kgen.runners.settings import BACKENDS, CONNECT_TIMEOUT
 from lattice.errors import InputError
 
@@ -232,6 +233,8 @@ class Settings:
         self.check_refinements()
         self.check_per_qi()
         dp.check_settings(self)  # what differential privacy refuses (kgen/run/dp.py)
+        if self.node is None:  # an unknown algorithm, or options it refuses, before any data is read
+            make_search(self.algorithm, self.options)
 
     def check_node(self) -> None:
         """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""

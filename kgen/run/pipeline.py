@@ -59,7 +59,7 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
     limits = Limits(config.max_evaluations, config.time_limit, config.seed, progress)
     begin = getattr(progress, "begin", None)
     if begin is not None:
-        begin(config.max_evaluations or getattr(algorithm, "max_evaluations", None), config.time_limit,
+        begin(config.max_evaluations or getattr(algorithm, "max_evaluations", None), search_seconds(config, algorithm),
               prepared.box.size)
     try:
         # Serial unless config asks for workers; the pool / Dask client and cluster are closed when it ends.
@@ -70,6 +70,14 @@ def search(prepared: Prepared, progress: Callable[[int, Evaluation | None], None
         close = getattr(progress, "close", None)
         if close is not None:
             close()
+
+
+def search_seconds(config: Config, algorithm: object) -> float | None:
+    """The time limit that will end the search, for the progress bar: the user's, else, when neither a time
+    nor an evaluation limit is given, the algorithm's own default (auto's 60 s), else None."""
+    if config.time_limit is not None or config.max_evaluations is not None:
+        return config.time_limit
+    return getattr(algorithm, "time_limit", None)
 
 
 def release(prepared: Prepared, node: Node, suppressed: np.ndarray, drop_suppressed: bool,
@@ -173,6 +181,7 @@ def anonymize(data: object, config: Config, progress: Callable[[int, Evaluation 
     Interrupted
         Ctrl-C during the search (a KeyboardInterrupt carrying the best found so far).
     """
+    config.check()  # settings wrong on any table (an algorithm's refused options too): before reading data
     if config.partitioned:
         return anonymize_partitioned(data, config, progress, invocation=invocation)
     prepared = prepare(data, config, models, objective, progress=progress)

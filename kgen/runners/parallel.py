@@ -37,7 +37,7 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -563,8 +563,7 @@ class ParallelRunner:
             raise self._lost(None)
         try:
             futures = client.map(compute_installed, [self._plugin] * len(chunks), chunks, pure=False)
-            self._watch(futures)
-            outputs = client.gather(futures)
+            outputs = self._collect(futures)
         except KilledWorker:  # the scheduler's allowed-failures: the task's workers died that many times
             raise ClusterError(f"Dask workers{self._where()} died again and again while evaluating one task of "
                                "nodes (KilledWorker); out of memory? each worker holds a copy of the table: give "
@@ -575,28 +574,9 @@ class ParallelRunner:
         self.stats["remote_nodes"] += sum(len(chunk) for chunk in chunks)
         return outputs
 
-    def _watch(self, futures: list[Any]) -> None:
-        """Wait for `futures`; ClusterError when the client lost the scheduler or the cluster has had no
-        worker for `workers_timeout` seconds (the scheduler keeps such tasks waiting for a worker forever)."""
-        # optional dependency: Dask (extra `distributed`)
-        from distributed import wait
-
-        without_workers: float | None = None
-        while True:
-            try:
-                with self._client.as_current():  # `wait` asks for the current client (ours is not the default)
-                    wait(futures, timeout=POLL_SECONDS)
-                return
-            except (TimeoutError, asyncio.TimeoutError):
-                pass
-            if self._client.status != "running":
-                raise self._lost(None)
-            if self._client.nthreads():
-                without_workers = None
-                continue
-            without_workers = without_workers or time.monotonic()
-            if time.monotonic() - without_workers >= self.workers_timeout:
-                raise self._no_workers()
+    def _collect(self, futures: list[Any]) -> list[Any]:
+        return gather_watched(self._client, futures, self.workers_timeout, self._no_workers,
+                              lambda: self._lost(None))
 
     def _where(self) -> str:
         return f" at {self.scheduler}" if self.scheduler else " (local)"
@@ -616,6 +596,49 @@ class ParallelRunner:
         else:
             why = f" ({_reason(error)})"
         return ClusterError(f"lost {what} during the search{why}; check that it runs and run again"[:300])
+
+
+def gather_watched(client: Any, futures: list[Any], workers_timeout: float,
+                   no_workers: Callable[[], ClusterError], lost: Callable[[], ClusterError]) -> list[Any]:
+    """The results of `futures`, in order, for every Dask runner (evaluation, partitioned, Mondrian): waited
+    for in POLL_SECONDS steps and each fetch bounded, so that the run ends with `lost()` once the client lost
+    its scheduler and with `no_workers()` once the cluster has had no worker for `workers_timeout` seconds.
+
+    Why not `client.gather`: the scheduler keeps a task waiting for a worker forever, and a worker killed
+    after its task finished takes the result with it (the scheduler then recomputes the task): with no
+    worker left an unbounded gather waited forever (CI: a run hung after all its workers were killed between
+    the batch's end and the gather). A fetch that times out goes back to the watch.
+    """
+    while True:
+        _watch(client, futures, workers_timeout, no_workers, lost)
+        try:
+            return [future.result(timeout=workers_timeout) for future in futures]
+        except (TimeoutError, asyncio.TimeoutError):
+            continue  # a result lost with its worker: watched again while it is recomputed
+
+
+def _watch(client: Any, futures: list[Any], workers_timeout: float, no_workers: Callable[[], ClusterError],
+           lost: Callable[[], ClusterError]) -> None:
+    """Return once every future is done; `lost()` or `no_workers()` as `gather_watched` says."""
+    # optional dependency: Dask (extra `distributed`)
+    from distributed import wait
+
+    without_workers: float | None = None
+    while True:
+        try:
+            with client.as_current():  # `wait` asks for the current client (the runners' is not the default)
+                wait(futures, timeout=POLL_SECONDS)
+            return
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        if client.status != "running":
+            raise lost()
+        if client.nthreads():
+            without_workers = None
+            continue
+        without_workers = without_workers or time.monotonic()
+        if time.monotonic() - without_workers >= workers_timeout:
+            raise no_workers()
 
 
 @contextmanager

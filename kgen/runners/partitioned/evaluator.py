@@ -25,11 +25,12 @@ from fitness.evaluator import Evaluation
 from fitness.metrics import suppressed_fraction
 from fitness.models import PrivacyModel
 from fitness.objective import Objective, Precision
-from kgen.runners.parallel import ClusterError
+from kgen.runners import parallel
 from kgen.runners.partitioned import keys as keying
 from kgen.runners.partitioned.domain import Domain
 from kgen.runners.partitioned.merge import Figures, reduce_batch, size_counts, small_keys
 from kgen.runners.partitioned.part import Plan, map_batch
+from kgen.status import ClusterError
 from lattice.errors import InputError
 from lattice.node import Node, precision_loss
 
@@ -151,16 +152,25 @@ class PartitionedEvaluator:
 
     def _gather(self, futures: list[object]) -> list:
         try:
-            return self.client.gather(futures)  # type: ignore[attr-defined]
-        except InputError:
+            return parallel.gather_watched(self.client, futures, parallel.default_workers_timeout(),
+                                           self._no_workers, lambda: self._lost("the connection closed"))
+        except (InputError, ClusterError):
             raise
         except (OSError, TimeoutError) as error:
-            raise ClusterError(f"the Dask cluster was lost during partitioned evaluation: {error}") from None
+            raise self._lost(str(error)) from None
         except Exception as error:  # noqa: BLE001 (a worker killed or a task cancelled: one line, exit 6)
             if type(error).__name__ in ("KilledWorker", "CancelledError", "FutureCancelledError", "CommClosedError"):
-                raise ClusterError(f"the Dask cluster was lost during partitioned evaluation: "
-                                   f"{type(error).__name__}") from None
+                raise self._lost(type(error).__name__) from None
             raise
+
+    @staticmethod
+    def _no_workers() -> ClusterError:
+        return ClusterError("the Dask cluster lost all its workers during partitioned evaluation and had none for "
+                            f"{parallel.default_workers_timeout():g} s; start workers and run again")
+
+    @staticmethod
+    def _lost(why: str) -> ClusterError:
+        return ClusterError(f"the Dask cluster was lost during partitioned evaluation: {why}")
 
     def figures(self, nodes: Sequence[Node]) -> list[Figures]:
         plans = [self.plan(tuple(node)) for node in nodes]
