@@ -194,7 +194,8 @@ def pitman_fit(histogram: Mapping[int, int], steps: int = PITMAN_STEPS) -> tuple
     closed-form guess (moments of the classes of size 1 and 2); when that finds none, or its solution does not
     meet the equations summed term by term to PITMAN_ACCURACY, Newton-Raphson on the summed form from the same
     guess. A stationary point of the likelihood with theta >= 0; alpha is not constrained (the estimate's
-    range is checked by `pitman_uniques`). None: no solution (ARX's NaN)."""
+    range is checked by `pitman_uniques`). None: no solution (ARX's NaN). `steps`: Newton steps per start
+    (ARX's iterationsPerTry); kgen and its checker use PITMAN_STEPS, tests also ARX's default 1000."""
     sample = _Sample.of(histogram)
     guess = pitman_guess(histogram)
     with np.errstate(all="ignore"):  # IEEE arithmetic as in ARX: a run that meets inf or nan is dropped
