@@ -40,6 +40,7 @@ from fitness.privacy.sample_uniqueness import SampleUniqueness
 from fitness.privacy.uniqueness import PopulationUniqueness
 from fitness.uniqueness import pitman_fit, population_uniqueness
 from kgen import Config, prepare, read_csv
+from kgen.check.rules import uniqueness as rule
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits
 from lattice.search.bestfirst import BestFirst
@@ -281,6 +282,9 @@ def test_kgens_pitman_fit_gives_an_estimate_where_arxs_binary_search_needs_it(ad
         assert found["model"] == "pitman" and found["share"] < 0.0001
         assert found["pitman"]["alpha"] == pytest.approx(alpha, abs=1e-3)
     assert estimate(702)["share"] < 0.0001 < estimate(701)["share"]
+    # the checker's own port of the fit gives the released file the same figure
+    assert rule.uniqueness_share(sizes[702:], ADULT_ROWS, ADULT_ROWS / USA, "dankar") == pytest.approx(
+        estimate(702)["share"], rel=1e-9)
     theta, alpha = pitman_fit(histogram(2343), steps=1000)
     assert theta > 1e17 and alpha < -1e13  # N^alpha underflows: Gamma(theta + 1) / Gamma(theta + alpha) N^alpha
     assert USA ** alpha == 0.0  # is 0 or nan in floating point, no estimate
