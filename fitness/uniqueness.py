@@ -22,8 +22,8 @@ DEFAULT_UNIQUENESS_MODEL = "dankar"
 SNB_ACCURACY = 1e-6
 SNB_STEPS = 1000
 SNB_STARTS = ((1.0, 1.0), *((a, b) for a in (0.0, 0.33, 0.66, 0.99) for b in (0.0, 0.33, 0.66, 0.99)))
-# Pitman's model is fitted as ARX 3.9.2 fits it (`ModelPitman` with the newtonraphson 0.0.1 solver and
-# `ARXSolverConfiguration`'s defaults), so that a threshold on its estimate gives ARX's nodes: Newton-Raphson on
+# Pitman's model is fitted as ARX 3.9.2 fits it (`ModelPitman` with the newtonraphson 0.0.1 solver, configured
+# as ARX's JUnit cases configure it), so that a threshold on its estimate gives ARX's nodes: Newton-Raphson on
 # the two likelihood equations from a closed-form guess, then from ARX's 16 start values; a solution is a point
 # where both equations are at most PITMAN_ACCURACY in size; only theta >= 0 is required (docs/risk.md).
 PITMAN_ACCURACY = 1e-6
