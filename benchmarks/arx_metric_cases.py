@@ -4,9 +4,9 @@ results/privacy-models.md ("ARX's JUnit cases scored with ARX's metrics").
 
     python -m benchmarks.arx_metric_cases [--only NAME ...]
 
-The cases are facts (parameters, ARX's optimum and score) kept once, in tests/test_arx_cases_metrics.py, and read
-from there. CPU seconds (process time) of one case's prepare and search; the machine is shared, so wall time
-would say little.
+The cases are facts (parameters, ARX's optimum and score) kept once, in tests/test_arx_cases_metrics.py (and
+ARX's Grassberger entropy cases in tests/test_arx_cases_grassberger.py), and read from there. CPU seconds
+(process time) of one case's prepare and search; the machine is shared, so wall time would say little.
 """
 
 from __future__ import annotations
@@ -33,12 +33,19 @@ def cases_module() -> ModuleType:
     return module
 
 
+def grassberger_cases() -> list:
+    """ARX's entropy l-diversity cases with Grassberger's estimator (tests/test_arx_cases_grassberger.py)."""
+    sys.path.insert(0, str(REPO / "tests"))  # it imports `run_case` from its neighbour
+    module = importlib.import_module("test_arx_cases_grassberger")
+    return list(module.MATCHED) + [case for case, _, _ in module.UNMATCHED]
+
+
 def model_words(models: tuple[tuple, ...]) -> str:
     words = {"k": "k = {}", "entropy-l": "entropy l = {}", "recursive": "recursive (c, l) = ({:g}, {})",
              "equal": "equal t = {}", "ordered": "ordered t = {}", "hierarchical": "hierarchical t = {}",
              "average-risk": "average risk {}", "sample-uniqueness": "sample uniqueness {}",
              "k-map": "k-map K = {} (estimated)", "uniqueness": "{1} uniqueness {0}",
-             "beta": "{} beta = {:g}"}
+             "beta": "{} beta = {:g}", "grassberger": "entropy l = {} (Grassberger)"}
     return ", ".join(words[kind].format(*args) for kind, *args in models)
 
 
@@ -67,7 +74,7 @@ def main() -> None:
     print("| ARX test, case | model | suppression | `--metric` | ARX's optimum | ARX's score | kgen's node | "
           "kgen's score | CPU s | matched |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for case in module.CASES:
+    for case in module.CASES + grassberger_cases():
         if args.only and case.name not in args.only:
             continue
         start = time.process_time()

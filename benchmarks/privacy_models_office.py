@@ -5,6 +5,7 @@ model's independent rule (kgen/check/rules/) on the released table's own strings
     python -m benchmarks.privacy_models_office [--output results/privacy-models.md] [--only population]
     python -m benchmarks.privacy_models_office --safepub   # the differential-privacy rows (SafePub) only
     python -m benchmarks.privacy_models_office --only uniqueness   # sample and population uniqueness only
+    python -m benchmarks.privacy_models_office --only grassberger  # entropy l-diversity, Grassberger / Shannon
 
 CPU seconds (process time) of the search alone, from a cold evaluator cache; the machine is shared, so wall
 time would say little.
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import ADULT_QIS, DATA, machine, markdown
-from fitness.models import KAnonymity
+from fitness.models import EntropyLDiversity, KAnonymity
 from fitness.privacy.average_risk import AverageRisk
 from fitness.privacy.common import TableRef
 from fitness.privacy.disclosure import DeltaDisclosure
@@ -114,6 +115,18 @@ def uniqueness_cases() -> list[tuple[str, list, dict]]:
     ]
 
 
+def grassberger_cases() -> list[tuple[str, list, dict]]:
+    """(label, models, Config fields) of entropy l-diversity on salary-class (2 values) under Grassberger's
+    estimator and, for contrast, Shannon's at the same l (docs/privacy-models.md, "Entropy l-diversity")."""
+    return [
+        ("--l 1.7 --l-variant entropy --l-estimator grassberger",
+         [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.7, "grassberger")],
+         {"l": 1.7, "l_variant": "entropy", "l_estimator": "grassberger"}),
+        ("--l 1.7 --l-variant entropy (Shannon)", [KAnonymity(1), EntropyLDiversity(SENSITIVE, 1.7)],
+         {"l": 1.7, "l_variant": "entropy"}),
+    ]
+
+
 def population_check(done: object) -> bool:
     """The independent rules of the population models, on the release with its report (node, hierarchies)."""
     report = done.report  # type: ignore[attr-defined]
@@ -183,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--output", type=Path, help="also write the table (Markdown) here")
     parser.add_argument("--safepub", action="store_true", help="only the differential-privacy (SafePub) rows")
-    parser.add_argument("--only", choices=("population", "uniqueness"),
-                        help="only delta-presence and k-map with a population, or only the uniqueness thresholds")
+    parser.add_argument("--only", choices=("population", "uniqueness", "grassberger"),
+                        help="only delta-presence and k-map with a population, only the uniqueness thresholds, or "
+                             "only entropy l-diversity with Grassberger's estimator")
     args = parser.parse_args(argv)
     if args.safepub:
         headers = ("(epsilon, delta), search share", "score", "seed", "beta", "k", "sampled", "node", "LOG",
@@ -204,12 +218,14 @@ def main(argv: list[str] | None = None) -> int:
             return bool(check(classes, ~suppressed_mask(released, list(ADULT_QIS)), released))
 
         run_case(label, prepare(table, config, models), released_check, rows)
-    for label, models, fields in uniqueness_cases() if args.only in (None, "uniqueness") else []:
+    chosen = [*(uniqueness_cases() if args.only in (None, "uniqueness") else []),
+              *(grassberger_cases() if args.only in (None, "grassberger") else [])]
+    for label, models, fields in chosen:
         config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
                         hierarchy_dir=str(DATA / "adult"), **fields)
         run_case(label, prepare(table, config, models), population_check, rows)  # the rules read the report
     with tempfile.TemporaryDirectory() as folder:
-        for label, models, data, fields in population_cases(Path(folder)) if args.only != "uniqueness" else []:
+        for label, models, data, fields in population_cases(Path(folder)) if args.only in (None, "population") else []:
             config = Config(qi=list(ADULT_QIS), k=1, allow_k1=True, suppression=SUPPRESSION, sensitive=[SENSITIVE],
                             hierarchy_dir=str(DATA / "adult"), **fields)
             run_case(label, prepare(read_csv(data), config, models), population_check, rows)

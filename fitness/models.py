@@ -24,6 +24,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from fitness.encoding import EncodedTable, select_rows
+from fitness.grassberger import grassberger_entropy
 from fitness.kernel import count_keys
 from fitness.labels import is_number
 from fitness.parameters import is_real, require_whole
@@ -387,7 +388,9 @@ def _least_rows_for_entropy(l: float) -> int:  # noqa: E741 (l is the model's na
 
 @dataclass(frozen=True)
 class EntropyLDiversity:
-    """Every released class has sensitive-value entropy -sum p ln p >= ln l.
+    """Every released class has sensitive-value entropy >= ln l: Shannon's -sum p ln p, or Grassberger's
+    estimate H_G (`fitness.grassberger`, ARX's `EntropyEstimator.GRASSBERGER`), which also asks for at least
+    ceil(l) distinct values per class, as ARX does.
 
     Parameters
     ----------
@@ -395,36 +398,60 @@ class EntropyLDiversity:
         The sensitive column.
     l : float
         The entropy bound's l (may be fractional).
+    estimator : str
+        "shannon" (the plug-in estimate, Machanavajjhala et al.) or "grassberger".
+
+    Shannon's is monotone under generalization without suppression (entropy is concave: a merged class is at
+    least as diverse as its least diverse part). Grassberger's is not: two classes of five different values,
+    one row each (H_G = 2.667 >= ln 5), merge into one of five values, two rows each (H_G = 1.575 < ln 5).
+    ARX declares both monotone without suppression; kgen declares Grassberger's not monotone, so no search
+    prunes on it and certify refuses it (tests/test_grassberger.py finds such nodes on random tables).
     """
 
     column: str
     l: float  # noqa: E741 (l is the model's name for it)
+    estimator: str = "shannon"
     name: ClassVar[str] = "entropy-l-diversity"
     needs_rows: ClassVar[bool] = True
-    monotone: ClassVar[bool] = True
     monotone_with_suppression: ClassVar[bool] = False
     count_rule: ClassVar[CountRule | None] = None
 
     def __post_init__(self) -> None:
         if not is_real(self.l) or not math.isfinite(self.l) or self.l < 1:
             raise InputError(f"l must be a number >= 1, got {self.l}")
+        if self.estimator not in ESTIMATORS:
+            raise InputError(f"unknown entropy estimator {self.estimator!r}; choose shannon or grassberger")
+
+    @property
+    def grassberger(self) -> bool:
+        return self.estimator == "grassberger"
+
+    @property
+    def monotone(self) -> bool:
+        return not self.grassberger
 
     @property
     def min_class_size(self) -> int:
-        return _least_rows_for_entropy(self.l)
+        return math.ceil(self.l) if self.grassberger else _least_rows_for_entropy(self.l)
 
     @property
-    def measure_rule(self) -> MeasureRule:
-        return MeasureRule("entropy", self.column, math.log(self.l) - TOLERANCE)
+    def measure_rule(self) -> MeasureRule | None:
+        # Grassberger's G has no array-kernel form yet: the device evaluator falls back to the CPU for it
+        return None if self.grassberger else MeasureRule("entropy", self.column, math.log(self.l) - TOLERANCE)
 
     @property
     def params(self) -> dict:
-        return {"variant": "entropy", "l": self.l, "sensitive": self.column}
+        extra = {"estimator": self.estimator} if self.grassberger else {}  # Shannon's reports stay as they were
+        return {"variant": "entropy", "l": self.l, **extra, "sensitive": self.column}
 
     def violating(self, partition: Partition, table: EncodedTable) -> np.ndarray:
-        """Classes whose sensitive-value entropy is below ln l (TOLERANCE absorbs rounding)."""
-        h = class_entropy(value_counts(partition, table, self.column))
-        return h < math.log(self.l) - TOLERANCE
+        """Classes whose sensitive-value entropy is below ln l (TOLERANCE absorbs rounding); with Grassberger's
+        estimator also those with fewer than ceil(l) distinct values."""
+        vc = value_counts(partition, table, self.column)
+        if not self.grassberger:
+            return class_entropy(vc) < math.log(self.l) - TOLERANCE
+        h = grassberger_entropy(vc.count, vc.cls, partition.count)
+        return (h < math.log(self.l) - TOLERANCE) | (vc.distinct < math.ceil(self.l))
 
     def describe(self) -> dict:
         return {"model": "l-diversity", **self.params}
@@ -534,16 +561,22 @@ class TCloseness:
 
 DISTANCES = ("equal", "ordered")
 L_VARIANTS = ("distinct", "entropy", "recursive")
+ESTIMATORS = ("shannon", "grassberger")
 
 
-def l_diversity(column: str, l: float, variant: str = "distinct", c: float | None = None) -> PrivacyModel:  # noqa: E741 (l is the model's name for it)
-    """The l-diversity model of a variant; InputError for parameters that cannot work."""
+def l_diversity(column: str, l: float, variant: str = "distinct", c: float | None = None,  # noqa: E741 (l is the model's name for it)
+                estimator: str = "shannon") -> PrivacyModel:
+    """The l-diversity model of a variant; InputError for parameters that cannot work (an entropy estimator
+    other than Shannon's is refused for the other variants: it estimates nothing there)."""
     if variant not in L_VARIANTS:
         raise InputError(f"unknown l-diversity variant {variant!r}; choose distinct, entropy or recursive")
     if not is_real(l) or l < 1:
         raise InputError(f"l must be a number >= 1, got {l}")
+    if estimator != "shannon" and variant != "entropy":
+        raise InputError(f"the entropy estimator {estimator!r} is for entropy l-diversity only "
+                         f"(--l-variant entropy), not {variant} l-diversity")
     if variant == "entropy":
-        return EntropyLDiversity(column, float(l) if not float(l).is_integer() else int(l))
+        return EntropyLDiversity(column, float(l) if not float(l).is_integer() else int(l), estimator)
     whole = int(l) if float(l).is_integer() else l  # a fractional l is refused by the model, with its name
     if variant == "distinct":
         return DistinctLDiversity(column, whole)  # type: ignore[arg-type]
@@ -556,7 +589,7 @@ def t_closeness(column: str, t: float, distance: str = "equal") -> TCloseness:
 
 
 def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTable, column: str,
-                    recursive_l: int | None = None) -> dict:
+                    recursive_l: int | None = None, grassberger: bool = False) -> dict:
     """The privacy figures of the released classes for one sensitive attribute (the report's `privacy`).
 
     Parameters
@@ -572,6 +605,9 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
     recursive_l : int, optional
         With recursive (c, l)-diversity, its l: the figures then include the largest r_1 / (r_l + ... + r_m)
         (the model holds for every c above it).
+    grassberger : bool
+        With entropy l-diversity under Grassberger's estimator on the column: the figures then include
+        min_grassberger_l, exp of the least H_G (the model's l holds up to it, given ceil(l) distinct values).
 
     Returns
     -------
@@ -597,6 +633,9 @@ def privacy_figures(partition: Partition, released: np.ndarray, table: EncodedTa
         "max_beta": float(class_beta(vc, q)[released].max()),
         "max_delta_disclosure": float(class_disclosure(vc, q)[released].max()),
     }
+    if grassberger:
+        h_g = grassberger_entropy(vc.count, vc.cls, partition.count)
+        figures["min_grassberger_l"] = float(np.exp(h_g[released].min()))
     if recursive_l is not None:
         figures["recursive_l"] = int(recursive_l)
         figures["max_recursive_ratio"] = float(class_recursive_ratio(vc, recursive_l)[released].max())

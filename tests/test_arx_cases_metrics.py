@@ -17,8 +17,8 @@ file's column order. ARX rounds each per-QI figure, so scores are compared to a 
 
 Cases ARX runs with "practical monotonicity" (it assumes a non-monotone model monotone, a heuristic) are listed
 where the exact optimum differs: kgen's exact search finds the true optimum, which ARX's heuristic missed
-(`PRACTICAL`). The cases kgen cannot run (Grassberger's entropy estimator) are counted in
-results/privacy-models.md.
+(`PRACTICAL`). The entropy l-diversity cases with Grassberger's estimator are in
+tests/test_arx_cases_grassberger.py (the same `run_case`).
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def build_model(spec: tuple, adult_dir: Path) -> object:
         return KAnonymity(*args)
     if kind == "entropy-l":
         return EntropyLDiversity("occupation", *args)
+    if kind == "grassberger":
+        return EntropyLDiversity("occupation", args[0], "grassberger")
     if kind == "recursive":
         return RecursiveCLDiversity("occupation", *args)
     if kind in ("equal", "ordered"):

@@ -293,3 +293,19 @@ def test_cargo_25_qis_frontier_points_are_feasible_and_checked(cargo_csv: Path) 
     assert result["frontier"]["seconds"] <= 60
     for p in result["points"]:
         assert p["checked"]["passed"] and p["los"] <= 0.005
+
+
+def test_a_node_that_fails_in_every_class_does_not_advise_raising_the_suppression_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Every row unique at the node: raising --suppression would release nothing (and for δ-presence's
+    population classes without a released row no suppression helps): the line says so, not "raise"."""
+    data = tmp_path / "unique.csv"
+    data.write_text("a,b\n" + "".join(f"{i},{i % 3}\n" for i in range(20)), encoding="utf-8")
+    status, _, err = kgen(capsys, "anonymize", str(data), "--qi", "a", "--keep-unnamed", "--k", "2",
+                          "--node", "a=0", "--output", str(tmp_path / "x.csv"))
+    assert status == 3 and err.count("\n") == 1
+    assert "fail in every class there" in err and "raise --suppression" not in err
+    status, _, err = kgen(capsys, "anonymize", str(data), "--qi", "b", "--identifier", "a", "--k", "7",
+                          "--node", "b=0", "--output", str(tmp_path / "y.csv"))  # classes of 7, 7 and 6
+    assert status == 3 and err.count("\n") == 1
+    assert "would suppress 30.00% of the rows" in err and "raise --suppression" in err

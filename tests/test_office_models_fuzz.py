@@ -29,6 +29,7 @@ MODELS = {
     "t-hierarchical": ["--t-closeness", "0.4", "--t-distance", "hierarchical", "--t-hierarchy", "DISEASES"],
     "delta-presence": ["--delta-presence", "0.2,0.7", "--research-subset", "SUBSET"],
     "k-map-population": ["--k-map", "3", "--population", "POPULATION"],
+    "entropy-grassberger": ["--l", "2", "--l-variant", "entropy", "--l-estimator", "grassberger"],
 }
 # checked against their reports (the population is counted at the report's node with its saved hierarchies)
 WITH_REPORT = {"delta-presence", "k-map-population"}

@@ -59,6 +59,7 @@ EVERY_OPTION = [
     "--max-level", "b=2", "--weight", "a=2", "--node", "a=1,b=0", "--t-hierarchy", "s.csv",
     "--max-population-uniqueness", "0.1", "--uniqueness-model", "zayatz", "--population", "p.csv",
     "--max-sample-uniqueness", "0.1",
+    "--l-estimator", "grassberger",
     "--delta-presence", "0,0.5", "--research-subset", "m", "--differential-privacy", "1,1e-6",
     "--dp-search-share", "0.2", "--dp-steps", "7", "--dp-score", "aecs",
 ]

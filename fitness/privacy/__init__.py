@@ -99,6 +99,9 @@ class ModelFamily:
         `distinct` distinct values (None: it can); checked against the table before the search.
     order : int
         Where it comes in options, reports and summaries (k-anonymity first).
+    refuse : callable or None
+        `refuse(values)`: why the parameter values are wrong together even when the family is not asked for
+        (a parameter given without the one it qualifies), or None; asked by `build_models` of every family.
     stricter_keys : tuple of (str, str)
         For the description keys that are not named as a parameter (t-closeness saves `t` for `t_closeness`),
         the way that asks more ("higher" | "lower"), as `Parameter.stricter`.
@@ -113,6 +116,7 @@ class ModelFamily:
     order: int = 50
     impossible: Callable[[Mapping[str, object], int], str | None] | None = None
     stricter_keys: tuple[tuple[str, str], ...] = ()
+    refuse: Callable[[Mapping[str, object]], str | None] | None = None
 
     def asked(self, values: Mapping[str, object]) -> bool:
         """Whether `values` (by parameter name) ask for this family: its first parameter is set."""
@@ -173,6 +177,10 @@ def build_models(values: Mapping[str, object], sensitive: Sequence[str]) -> list
     InputError
         A family on sensitive columns asked for with none given, or a parameter its model refuses.
     """
+    for family in FAMILIES.values():
+        why = family.refuse(values) if family.refuse is not None else None
+        if why:
+            raise InputError(why)
     models: list[PrivacyModel] = []
     needing = [f.name for f in FAMILIES.values() if f.per_sensitive and f.asked(values)]
     if needing and not sensitive:

@@ -9,8 +9,9 @@ budget and the metrics count the released (subset) rows only.
 Suppression, as ARX does it: a class that breaks the bounds is suppressed, its subset rows are removed from
 the release (they are `*` rows); its population rows stay. A class of the population with no subset row has
 ratio 0: with DMIN > 0 it breaks the model and cannot be suppressed (there is nothing of it in the release),
-so the whole node fails (every released class is marked). ARX skips that rule when k-anonymity is combined
-with delta-presence (its minimal-class-size check runs first); kgen keeps it.
+so the whole node fails (every released class is marked). ARX skips that rule when delta-presence is combined
+with a model that sets a minimal class size (k-anonymity, l-diversity: its class-size check runs first and
+lets the empty class pass); kgen keeps it (docs/privacy-models.md).
 
 Monotonicity: without suppression a node's generalizations are feasible when it is (a merged class's ratio is
 a weighted mean of ratios inside the bounds); with suppression it is not (a suppressed class merged into a

@@ -44,7 +44,8 @@ def metric_lines(r: dict) -> list[str]:
             continue
         extra = (f"  recursive r1/tail(l={f['recursive_l']}) {f['max_recursive_ratio']:.3f}"
                  if "recursive_l" in f else "")
-        lines.append(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l {f['min_entropy_l']:.3f}  "
+        lines.append(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l {f['min_entropy_l']:.3f}"
+                     f"{summarizing.grassberger_words(f)}  "
                      f"t equal {f['max_t_equal']:.4f}  t ordered {f['max_t_ordered']:.4f}{extra}")
     return lines
 

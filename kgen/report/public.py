@@ -23,7 +23,7 @@ PUBLIC_NOTE = ("public report: what can be published beside the release (docs/re
 # names of columns, the models), never a data value.
 PLAIN_KEYS = (
     "algorithm", "exact", "parameters", "seed", "max_evaluations", "time_limit", "stopped", "models", "k", "l",
-    "l_variant", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows",
+    "l_variant", "l_estimator", "c", "t_closeness", "t_distance", "suppression_limit", "max_suppressed_rows", "rows",
     "rows_released", "rows_written", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
     "node", "heights", "objective", "loss", "log", "los", "suppressed", "classes", "smallest_class", "dm", "aecs",
     "height", "evaluations", "metric", "metrics", "missing", "recoding", "generalization", "workers",
@@ -32,7 +32,7 @@ PLAIN_KEYS = (
 FILE_KEYS = ("population", "research_subset", "t_hierarchy")  # model description keys that may name a file
 ATTRIBUTE_KEYS = ("level", "height", "loss", "distinct_after", "minimum_level")
 PRIVACY_NUMBERS = ("sensitive", "min_distinct_l", "min_entropy_l", "max_t_equal", "max_t_ordered", "recursive_l",
-                   "max_recursive_ratio")
+                   "max_recursive_ratio", "min_grassberger_l")
 RISK_KEYS = ("threshold", "rows", "rows_released", "classes", "smallest_class", "suppressed", "prosecutor",
              "marketer", "sample_uniques", "sample_uniques_share", "class_sizes", "population_uniqueness",
              "quasi_identifiers")

@@ -157,8 +157,8 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     for f in r.get("privacy", []):
         if f.get("min_distinct_l") is not None:
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
-                             f"{f['min_entropy_l']:.3f}  t equal {f['max_t_equal']:.4f}  t ordered "
-                             f"{f['max_t_ordered']:.4f}{likeness_words(f)}", width))
+                             f"{f['min_entropy_l']:.3f}{grassberger_words(f)}  t equal {f['max_t_equal']:.4f}  t "
+                             f"ordered {f['max_t_ordered']:.4f}{likeness_words(f)}", width))
     lines += population_line(r.get("population_counts"))
     lines += bound_line(r)
     lines += refinement_lines(r, width)
@@ -244,6 +244,11 @@ def next_steps(output: str | os.PathLike, report: str | os.PathLike, qis: Sequen
         "  the JSON report holds every figure, the suppressed rows and the provenance (docs/report.md)",
     ]
     return "\n".join(lines)
+
+
+def grassberger_words(figures: dict) -> str:
+    """exp of the least Grassberger entropy estimate, when the run had entropy l-diversity under it."""
+    return f" (grassberger {figures['min_grassberger_l']:.3f})" if "min_grassberger_l" in figures else ""
 
 
 def likeness_words(figures: dict) -> str:

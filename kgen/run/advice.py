@@ -54,6 +54,7 @@ def model_text(description: dict) -> str:
     if d.get("model") == "l-diversity":
         name = f"{d['variant']} l-diversity"
         settings = [f"l = {d['l']:g}"] + ([f"c = {d['c']:g}"] if d.get("c") is not None else [])
+        settings += ["Grassberger's estimator"] if d.get("estimator") == "grassberger" else []
     else:
         name = str(d.get("model"))
         settings = [f"{key} = {value}" for key, value in d.items() if key not in ("model", "sensitive")]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fitness.evaluator import Evaluation
-from fitness.models import RecursiveCLDiversity, privacy_figures
+from fitness.models import EntropyLDiversity, RecursiveCLDiversity, privacy_figures
 from fitness.objective import cell_costs, mixed_cost, mixed_metrics, solution_metrics
 from kgen.report import provenance
 from kgen.report.risk import DEFAULT_THRESHOLD, sizes_report
@@ -75,8 +75,9 @@ def refined_record(prepared: Prepared, refined: Refined, result: SearchResult | 
     sizes = partition.sizes[released]
     metrics = mixed_metrics(prepared.encoded, recoding.nodes, recoding.group, sizes)
     recursive = {m.column: m.l for m in prepared.evaluator.models if isinstance(m, RecursiveCLDiversity)}
-    privacy = [privacy_figures(partition, released, prepared.encoded, column, recursive.get(column))
-               for column in config.sensitive]
+    grassberger = grassberger_columns(prepared.evaluator.models)
+    privacy = [privacy_figures(partition, released, prepared.encoded, column, recursive.get(column),
+                               column in grassberger) for column in config.sensitive]
     kept, dropped = int(sizes.sum()), config.drop_suppressed
     risk = sizes_report(sizes, kept if dropped else table.n, 0 if dropped else table.n - kept, list(config.qi),
                         DEFAULT_THRESHOLD)
@@ -98,14 +99,20 @@ def refined_record(prepared: Prepared, refined: Refined, result: SearchResult | 
                      "dm": metrics["dm"], "aecs": metrics["aecs"]}, controls)
 
 
+def grassberger_columns(models: object) -> set[str]:
+    """The sensitive columns under entropy l-diversity with Grassberger's estimator (their figures add it)."""
+    return {m.column for m in models if isinstance(m, EntropyLDiversity) and m.grassberger}  # type: ignore[attr-defined]
+
+
 def solution_figures(prepared: Prepared, node: Node, partition: object, bad: np.ndarray) -> tuple[dict, list[dict]]:
     """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
     column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
     evaluator = prepared.evaluator
     metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
     recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
-    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column))
-               for column in prepared.config.sensitive]
+    grassberger = grassberger_columns(evaluator.models)
+    privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column),
+                               column in grassberger) for column in prepared.config.sensitive]
     return metrics, privacy
 
 

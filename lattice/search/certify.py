@@ -144,7 +144,8 @@ def require_certifiable(problem: Problem, what: str = "the certified search", lo
     (with suppression limit 0 for NCP, Loss and entropy), since it excludes the up-sets of feasible nodes."""
     if not problem.monotone_feasibility:
         raise InputError(f"{what} needs monotone feasibility (k-anonymity, distinct l-diversity, k-map, average "
-                         "risk, sample uniqueness, or any model with suppression limit 0); entropy/recursive "
+                         "risk, sample uniqueness, or with suppression limit 0 any model but delta-disclosure "
+                         "and Grassberger's entropy l-diversity); entropy/recursive "
                          "l-diversity, t-closeness, beta-likeness, delta-disclosure and delta-presence with "
                          "suppression, and population uniqueness, are not: use 'ola' or 'exhaustive'")
     if not problem.loss_is_log and problem.level_costs is None:

@@ -56,6 +56,11 @@ class FixedNode:
         if result.best is None and result.closest is not None:
             e = result.closest
             text = ",".join(f"{q}={x}" for q, x in zip(labels, node))
+            if e.los >= 1.0:  # raising the limit would release nothing (or, as delta-presence's classes
+                # without a released row, no suppression can fix the node)
+                raise NoSolutionError(f"the node {text} is not feasible: the privacy models fail in every class "
+                                      "there (nothing would be left to release); choose a more general node or a "
+                                      "point of the frontier (kgen frontier)")
             raise NoSolutionError(f"the node {text} is not feasible: it would suppress {e.los:.2%} of the rows to "
                                   "satisfy the privacy models, beyond the suppression limit; choose a point of the "
                                   "frontier (kgen frontier) or raise --suppression")
