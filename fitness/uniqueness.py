@@ -8,15 +8,13 @@ sources: docs/risk.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from lattice.errors import InputError
 
-# Newton's method on Pitman's likelihood: stop when the gradient is this small (relative to n).
-PITMAN_TOLERANCE = 1e-10
-PITMAN_MAX_STEPS = 200
 # The population-uniqueness models (`population_uniqueness`); ARX's default is Dankar et al.'s rule.
 UNIQUENESS_MODELS = ("dankar", "pitman", "zayatz", "snb")
 DEFAULT_UNIQUENESS_MODEL = "dankar"
@@ -24,94 +22,227 @@ DEFAULT_UNIQUENESS_MODEL = "dankar"
 SNB_ACCURACY = 1e-6
 SNB_STEPS = 1000
 SNB_STARTS = ((1.0, 1.0), *((a, b) for a in (0.0, 0.33, 0.66, 0.99) for b in (0.0, 0.33, 0.66, 0.99)))
+# Pitman's model is fitted as ARX 3.9.2 fits it (`ModelPitman` with the newtonraphson 0.0.1 solver, configured
+# as ARX's JUnit cases configure it), so that a threshold on its estimate gives ARX's nodes: Newton-Raphson on
+# the two likelihood equations from a closed-form guess, then from ARX's 16 start values; a solution is a point
+# where both equations are at most PITMAN_ACCURACY in size; only theta >= 0 is required (docs/risk.md).
+PITMAN_ACCURACY = 1e-6
+# Newton steps from one start before the next (ARX's iterationsPerTry): 15, as ARX's JUnit cases set it (ARX's
+# default is 1000; from the closed-form guess the steps can drift towards theta -> inf, alpha -> -inf, where the
+# equations vanish and the estimate is 0: a short run leaves that to the start values, docs/risk.md).
+PITMAN_STEPS = 15
+PITMAN_STARTS = tuple((0.33 * i, 0.33 * j) for i in range(4) for j in range(4))  # (theta, alpha), ARX's order
+# ARX's Gamma.digamma and Gamma.trigamma, constants and all (`_arx_gammas`)
+_EULER = -0.57721566490153286060651209008240243104215933593992
+_ZETA2 = math.pi * math.pi / 6.0
+_ZETA3 = -2.0 * 1.202056903159594285399738161511449990764986292
+_DIGAMMA_SERIES = (1.0 / 12.0, 1.0 / 120.0, 1.0 / 252.0, 1.0 / 240.0, 1.0 / 132.0)
+_TRIGAMMA_SERIES = (1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0)
+_SHIFTS = np.arange(12.0)
 
 
+def _arx_gammas(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The digamma and trigamma functions as ARX's `Gamma` class computes them, so that Newton's steps follow
+    ARX's; one pass for both (most of a fit's time goes here).
 
-def _pitman_terms(theta: float, alpha: float, u: int, n: int, larger: np.ndarray) -> tuple[float, np.ndarray,
-                                                                                         np.ndarray]:
-    """Log-likelihood of Pitman's sampling formula (up to a constant), its gradient and Hessian in
-    (theta, alpha). `larger[i-1]` = number of sample classes larger than i, for i = 1..max size - 1."""
-    i_u = np.arange(1, u, dtype=float)
-    i_n = np.arange(1, n, dtype=float)
-    i_c = np.arange(1, larger.size + 1, dtype=float)
-    a = theta + i_u * alpha
-    b = theta + i_n
-    c = i_c - alpha
-    value = np.log(a).sum() - np.log(b).sum() + (larger * np.log(c)).sum()
-    g_theta = (1 / a).sum() - (1 / b).sum()
-    g_alpha = (i_u / a).sum() - (larger / c).sum()
-    h_tt = -(1 / a**2).sum() + (1 / b**2).sum()
-    h_ta = -(i_u / a**2).sum()
-    h_aa = -(i_u**2 / a**2).sum() - (larger / c**2).sum()
-    return float(value), np.array([g_theta, g_alpha]), np.array([[h_tt, h_ta], [h_ta, h_aa]])
+    Digamma: x shifted up to 12 (psi(x) = psi(x + 1) - 1/x), then de Moivre's series; x <= 1e-6 by the Taylor
+    form at 0, negative x too (ARX's reflection formula is commented out). Trigamma, ARX's slip included: x
+    shifted up to 8 (psi'(x) = psi'(x + 1) + 1/x^2), but the asymptotic series added only from 12 on, so below
+    12 the series' share is missing (psi'(1) comes out 1.512, not 1.645; from 8 to 12 it is 0); x <= 1e-4 by
+    the Taylor form at 0. ARX's closed-form Jacobian of Pitman's equations uses this trigamma: Newton's path,
+    not its solutions, depends on it (a solution is checked on the equations, which use digamma). 0 gives
+    -inf, inf and nan give nan. The shifts are summed in one pass rather than ARX's loop: the same values to
+    rounding. Callers set np.errstate."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    regular = np.isfinite(x) & (x > 1e-6)
+    y = x if regular.all() else np.where(regular, x, 1.0)
+    k12, k8 = np.ceil(12.0 - y).clip(0.0), np.ceil(8.0 - y).clip(0.0)  # the steps of ARX's `while (y < 12) y++`
+    digamma_sum = trigamma_sum = np.zeros_like(y)
+    if (width := int(k12.max())) > 0:
+        shifts = _SHIFTS[:width]
+        inverse = 1.0 / (y[:, None] + shifts)
+        digamma_sum = np.where(shifts < k12[:, None], inverse, 0.0).sum(axis=1)
+        trigamma_sum = np.where(shifts < k8[:, None], inverse * inverse, 0.0).sum(axis=1)
+    z, w = y + k12, y + k8
+    r = 1.0 / z
+    r2 = r * r
+    s3, s4, s5, s6, s7 = _DIGAMMA_SERIES
+    digamma = -digamma_sum + (np.log(z) - 0.5 * r) - r2 * (s3 - r2 * (s4 - r2 * (s5 - r2 * (s6 - r2 * s7))))
+    q = 1.0 / (w * w)
+    b2, b4, b6, b8, b10 = _TRIGAMMA_SERIES
+    series = 0.5 * q + (1.0 + q * (b2 + q * (b4 + q * (b6 + q * (b8 + q * b10))))) / w
+    trigamma = trigamma_sum + np.where(w >= 12.0, series, 0.0)
+    if not regular.all() or (x <= 1e-4).any():
+        digamma = np.where(x <= 1e-6, _EULER - 1.0 / x + _ZETA2 * x, digamma)
+        trigamma = np.where(x == 0.0, -np.inf, np.where(x <= 1e-4, 1.0 / (x * x) + _ZETA2 + _ZETA3 * x, trigamma))
+        finite = np.isfinite(x)
+        digamma, trigamma = np.where(finite, digamma, np.nan), np.where(finite, trigamma, np.nan)
+    return digamma, trigamma
 
 
-def _pitman_value(theta: float, alpha: float, u: int, n: int) -> float:
-    """The first two sums of `_pitman_terms`' log-likelihood in closed form, for the start grid: sum over
-    i < u of log(theta + i alpha) = (u - 1) log alpha + lgamma(theta / alpha + u) - lgamma(theta / alpha + 1),
-    and sum over i < n of log(theta + i) = lgamma(theta + n) - lgamma(theta + 1): O(1) instead of O(n), which
-    made the grid of 1,000 points most of a fit's time (the model fits once per histogram its search asks)."""
-    ratio = theta / alpha
-    return ((u - 1) * math.log(alpha) + math.lgamma(ratio + u) - math.lgamma(ratio + 1)
-            - math.lgamma(theta + n) + math.lgamma(theta + 1))
+@dataclass(frozen=True)
+class _Sample:
+    """What Pitman's equations read of a class-size histogram: u classes, n records, the sizes above 1 and
+    their class counts (ascending, as ARX's histogram lists them) and, for the summed form, the number of
+    classes larger than j for j = 1 .. largest size - 1."""
+
+    u: float
+    n: float
+    sizes: np.ndarray
+    counts: np.ndarray
+    larger: np.ndarray
+
+    @classmethod
+    def of(cls, histogram: Mapping[int, int]) -> _Sample:
+        pairs = sorted((s, c) for s, c in histogram.items() if c > 0)
+        sizes = np.array([s for s, _ in pairs if s != 1], dtype=float)
+        counts = np.array([c for s, c in pairs if s != 1], dtype=float)
+        top = pairs[-1][0] if pairs else 1
+        per_size = np.zeros(top + 1)
+        for size, count in pairs:
+            per_size[size] = count
+        larger = per_size[::-1].cumsum()[::-1][2:]  # classes larger than j = sum of counts of sizes >= j + 1
+        return cls(float(sum(c for _, c in pairs)), float(sum(s * c for s, c in pairs)), sizes, counts, larger)
 
 
-def _inside(theta: float, alpha: float) -> bool:
-    return 0.0 < alpha < 1.0 and theta > -alpha
+def _pitman_closed(sample: _Sample, theta: float, alpha: float) -> tuple[tuple[float, float], tuple[float, ...]]:
+    """Pitman's two likelihood equations (d log L / d theta, d log L / d alpha) at (theta, alpha) and their
+    Jacobian (row-major), in ARX's closed form: the sums over i < u and i < n as digamma differences,
+    the Jacobian with ARX's trigamma (`_arx_gammas`); the same expressions, in the same order, as ARX's master
+    function."""
+    t, a, u, n = np.float64(theta), np.float64(alpha), sample.u, sample.n
+    v0, ta = u - 1.0, t / a
+    # digamma at 0, 2.., trigamma at 1.. (u + t/a written ARX's two ways), then t/a + 1, n + t, t + 1, 1 - a
+    dig, tri = _arx_gammas(np.concatenate(([v0 + ta + 1.0, (a + t + a * v0) / a, ta + 1.0, n + t, t + 1.0,
+                                            1.0 - a], sample.sizes - a)))
+    v1, v4, v2, v3, v5 = dig[0], dig[2], tri[1], tri[2], a * a
+    d1 = (v3 - v2) / v5
+    d5 = (a * v1 + t * v2 - a * v4 - t * v3) / (v5 * a)
+    d3 = (v5 * v0 - t * t * v2 + t * t * v3 - 2.0 * a * t * v1 + 2.0 * a * t * v4) / (v5 * v5)
+    o1 = (v1 - v4) / a
+    o3 = (-t * v1 + a * v0 + t * v4) / (a * a)
+    o2 = dig[3] - dig[4]
+    d2 = tri[4] - tri[3]
+    d4 = float((sample.counts * (tri[5] - tri[6:])).sum())
+    o4 = float((sample.counts * (dig[6:] - dig[5])).sum())
+    return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
 
 
-def pitman_fit(histogram: Mapping[int, int]) -> tuple[float, float] | None:
-    """Maximum-likelihood (theta, alpha) of Pitman's model for a sample's class-size histogram
-    {size: classes} (Hoshino 2001), by damped Newton steps from the best point of a coarse grid; None when
-    the maximum is not inside 0 < alpha < 1, theta > -alpha (e.g. no class of size 1 or every class unique)."""
-    u = sum(histogram.values())
-    n = sum(s * c for s, c in histogram.items())
-    if u < 2 or n <= u:
-        return None
-    top = max(histogram)
-    larger = np.array([sum(c for s, c in histogram.items() if s > i) for i in range(1, top)], dtype=float)
-    best: tuple[float, float, float] | None = None
-    i_c = np.arange(1, larger.size + 1, dtype=float)
-    for alpha in np.linspace(0.02, 0.98, 25):
-        tail = float((larger * np.log(i_c - alpha)).sum())
-        for theta in np.geomspace(0.05, 10.0 * n, 40):
-            value = _pitman_value(float(theta), float(alpha), u, n) + tail
-            if best is None or value > best[0]:
-                best = (value, float(theta), float(alpha))
-    assert best is not None
-    _, theta, alpha = best
-    value = _pitman_terms(theta, alpha, u, n, larger)[0]
-    for _ in range(PITMAN_MAX_STEPS):
-        value, gradient, hessian = _pitman_terms(theta, alpha, u, n, larger)
-        if np.abs(gradient).max() < PITMAN_TOLERANCE * n:
-            return theta, alpha
-        try:
-            step = -np.linalg.solve(hessian, gradient)
-        except np.linalg.LinAlgError:
-            return None
-        if float(gradient @ step) <= 0:  # not an ascent direction (Hessian not negative definite): go uphill
-            step = gradient / max(np.abs(gradient).max(), 1.0) * max(abs(theta), 1.0) * 1e-2
-        scale = 1.0
-        while scale > 1e-12:
-            t, a = theta + scale * step[0], alpha + scale * step[1]
-            if _inside(t, a) and _pitman_terms(t, a, u, n, larger)[0] >= value - 1e-12 * abs(value):
+def _pitman_summed(sample: _Sample, theta: float, alpha: float) -> tuple[tuple[float, float], tuple[float, ...]]:
+    """The same equations and Jacobian as `_pitman_closed`, as sums term by term (ARX's iterative form, its
+    fallback and its check of a closed-form solution): sum over i < u of 1/(theta + i alpha) and i/(...), over
+    i < n of 1/(theta + i), over each class of size s and j < s of 1/(j - alpha), and their derivatives."""
+    t, a = np.float64(theta), np.float64(alpha)
+    i_u = np.arange(1.0, sample.u)
+    inv = 1.0 / (t + i_u * a)
+    inv2 = inv * inv
+    i_n = 1.0 / (t + np.arange(1.0, sample.n))
+    j = 1.0 / (np.arange(1.0, sample.larger.size + 1.0) - a)
+    o1, o3 = inv.sum(), (i_u * inv).sum()
+    d1, d5, d3 = inv2.sum(), (i_u * inv2).sum(), (i_u * i_u * inv2).sum()
+    o2, d2 = i_n.sum(), (i_n * i_n).sum()
+    o4, d4 = (sample.larger * j).sum(), (sample.larger * j * j).sum()
+    return (float(o1 - o2), float(o3 - o4)), (float(d2 - d1), float(-d5), float(-d5), float(-d3 - d4))
+
+
+def _newton(equations: Callable[[float, float], tuple[tuple[float, float], tuple[float, ...]]],
+            guess: tuple[float, float], steps: int) -> tuple[float, float] | None:
+    """A solution (theta, alpha) of `equations` by ARX's Newton-Raphson solver (newtonraphson 0.0.1, configured
+    as ARXSolverConfiguration does): from `guess`, then from each of PITMAN_STARTS, at most `steps` + 1 full
+    Newton steps per start, (number of starts) x `steps` evaluations in all; a start ends when a step leaves
+    theta >= 0 or gives nan; the first point where both equations are within PITMAN_ACCURACY is the solution.
+    As ARX's solver does, the last start is only evaluated and stepped once (the solver stops once its start
+    values are used up). None: no solution (ARX's NaN)."""
+    starts = (guess, *PITMAN_STARTS)
+    evaluations = 0
+    for index, (theta, alpha) in enumerate(starts):
+        if evaluations > len(starts) * steps:
+            break
+        t, a = np.float64(theta), np.float64(alpha)
+        for _ in range(steps + 1):
+            evaluations += 1
+            (f1, f2), (j11, j12, j21, j22) = equations(t, a)
+            if abs(f1) <= PITMAN_ACCURACY and abs(f2) <= PITMAN_ACCURACY:
+                return float(t), float(a)
+            scale = np.float64(1.0) / (j11 * j22 - j12 * j21)
+            t = t - (j22 * scale * f1 + -j12 * scale * f2)
+            a = a - (-j21 * scale * f1 + j11 * scale * f2)
+            if index == len(starts) - 1 or not t >= 0 or math.isnan(a):
                 break
-            scale /= 2
-        else:
-            return None
-        theta, alpha = t, a
-    gradient = _pitman_terms(theta, alpha, u, n, larger)[1]
-    return (theta, alpha) if np.abs(gradient).max() < 1e-6 * n else None
+    return None
+
+
+def pitman_guess(histogram: Mapping[int, int]) -> tuple[float, float]:
+    """ARX's closed-form start (theta, alpha) for Pitman's equations, from the u classes, n records and the
+    c1, c2 classes of size 1 and 2 (c2 = 0 counts as 1): c = c1 (c1 - 1) / c2,
+    theta = (n u c - c1 (n - 1)(2u + c)) / (2 c1 u + c1 c - n c), alpha = (theta (c1 - n) + (n - 1) c1) / (n u).
+    IEEE arithmetic: 0 / 0 gives nan (no solution from there), as in ARX."""
+    u = np.float64(sum(histogram.values()))
+    n = np.float64(sum(s * c for s, c in histogram.items()))
+    c1 = np.float64(histogram.get(1, 0))
+    c2 = np.float64(histogram.get(2, 0) or 1)
+    with np.errstate(all="ignore"):
+        c = c1 * (c1 - 1.0) / c2
+        t = (n * u * c - c1 * (n - 1.0) * (2.0 * u + c)) / (2.0 * c1 * u + c1 * c - n * c)
+        a = (t * (c1 - n) + (n - 1.0) * c1) / (n * u)
+    return float(t), float(a)
+
+
+def pitman_fit(histogram: Mapping[int, int], steps: int = PITMAN_STEPS) -> tuple[float, float] | None:
+    """(theta, alpha) of Pitman's model for a sample's class-size histogram {size: classes} (Hoshino 2001) as
+    ARX's `ModelPitman` finds them: Newton-Raphson on the likelihood equations in closed form from ARX's
+    closed-form guess (moments of the classes of size 1 and 2); when that finds none, or its solution does not
+    meet the equations summed term by term to PITMAN_ACCURACY, Newton-Raphson on the summed form from the same
+    guess. A stationary point of the likelihood with theta >= 0; alpha is not constrained (the estimate's
+    range is checked by `pitman_uniques`). None: no solution (ARX's NaN). `steps`: Newton steps per start
+    (ARX's iterationsPerTry); kgen and its checker use PITMAN_STEPS, tests also ARX's default 1000."""
+    sample = _Sample.of(histogram)
+    guess = pitman_guess(histogram)
+    with np.errstate(all="ignore"):  # IEEE arithmetic as in ARX: a run that meets inf or nan is dropped
+        fit = _newton(lambda x, y: _pitman_closed(sample, x, y), guess, steps)
+        if fit is not None:
+            check = _pitman_summed(sample, *fit)[0]
+            if all(abs(v) <= PITMAN_ACCURACY for v in check):  # nan fails too
+                return fit
+        return _newton(lambda x, y: _pitman_summed(sample, x, y), guess, steps)
+
+
+def _pitman_estimate(theta: float, alpha: float, population: float) -> float | None:
+    """Gamma(theta + 1) / Gamma(theta + alpha) * N^alpha as ARX computes it: once with log-gamma, once with
+    gamma (each kept only inside [0, N]; log-gamma of a non-positive number is nan in ARX's library), the
+    larger of the two; None when neither is, or alpha is 0."""
+    if alpha == 0 or math.isnan(theta) or math.isnan(alpha):
+        return None
+    values = []
+    with np.errstate(all="ignore"):
+        power = np.float64(population) ** np.float64(alpha)
+        if theta + 1.0 > 0 and theta + alpha > 0:
+            values.append(np.exp(np.float64(math.lgamma(theta + 1.0) - math.lgamma(theta + alpha))) * power)
+        values.append(_gamma(theta + 1.0) / _gamma(theta + alpha) * power)
+    kept = [float(v) for v in values if 0.0 <= v <= population]
+    return max(kept) if kept else None
+
+
+def _gamma(x: float) -> np.float64:
+    """Gamma(x) with IEEE overflow (inf) and nan at its poles, as Java's libraries return them."""
+    try:
+        return np.float64(math.gamma(x))
+    except OverflowError:
+        return np.float64(np.inf)
+    except ValueError:
+        return np.float64(np.nan)
 
 
 def pitman_uniques(histogram: Mapping[int, int], population: float) -> dict:
-    """Pitman's estimate of the number of population uniques: Gamma(theta+1)/Gamma(theta+alpha) * N^alpha."""
+    """Pitman's estimate of the number of population uniques, Gamma(theta+1)/Gamma(theta+alpha) * N^alpha at
+    `pitman_fit`'s (theta, alpha); not `converged` when there is no fit or no estimate in (0, N] (ARX's NaN
+    or 0, which its rule treats as no estimate)."""
     fit = pitman_fit(histogram)
     if fit is None:
         return {"model": "pitman", "converged": False}
     theta, alpha = fit
-    uniques = math.exp(math.lgamma(theta + 1) - math.lgamma(theta + alpha) + alpha * math.log(population))
-    if not 0.0 <= uniques <= population:
+    uniques = _pitman_estimate(theta, alpha, population)
+    if uniques is None or uniques == 0:
         return {"model": "pitman", "converged": False, "theta": theta, "alpha": alpha}
     return {"model": "pitman", "converged": True, "theta": theta, "alpha": alpha, "uniques": uniques,
             "share": uniques / population}
@@ -234,19 +365,22 @@ def snb_uniques(histogram: Mapping[int, int], population: float) -> dict:
             "share": uniques / population}
 
 
-def dankar_choice(fraction: float, pitman: Mapping, zayatz: Mapping, snb: Mapping) -> Mapping:
+def dankar_choice(fraction: float, pitman: Mapping, zayatz: Mapping, snb: Mapping,
+                  fallback: bool = True) -> Mapping:
     """Dankar et al.'s (2012) rule, as ARX's `PopulationUniquenessModel.DANKAR` applies it with the model's
     sampling fraction `fraction` = sample rows / population rows: up to 0.1, Pitman when its fit converged,
-    else Zayatz; above 0.1, the smaller of Zayatz and SNB when SNB has an estimate, else Zayatz."""
+    else Zayatz (only with `fallback`: ARX's risk analysis falls back, its PopulationUniqueness criterion does
+    not, and a node whose Pitman fit fails there fails the criterion); above 0.1, the smaller of Zayatz and SNB
+    when SNB has an estimate, else Zayatz."""
     if fraction <= 0.1:
-        return pitman if pitman.get("converged") else zayatz
+        return pitman if pitman.get("converged") or not fallback else zayatz
     if snb.get("converged") and snb["uniques"] <= zayatz["uniques"]:
         return snb
     return zayatz
 
 
 def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float, rows: int | None = None,
-                          model: str = DEFAULT_UNIQUENESS_MODEL, every: bool = True) -> dict:
+                          model: str = DEFAULT_UNIQUENESS_MODEL, every: bool = True, fallback: bool = True) -> dict:
     """The share of population records that are unique on the QIs, estimated from the sample's class-size
     histogram and the sampling fraction pi, as ARX computes it (docs/risk.md).
 
@@ -256,7 +390,9 @@ def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float
     model without an estimate (Pitman's fit or SNB's root not found) gives `uniques` null. With no sample
     unique every model gives 0 (none can be unique in the population); with pi = 1 the sample is taken to be
     the population and the share is counted. `every` fits every model (kgen risk reports them all); False fits
-    only those the chosen one reads (the privacy model, once per node: Pitman's fit is the costly one)."""
+    only those the chosen one reads (the privacy model, once per node: Pitman's fit is the costly one).
+    `fallback` False: Dankar's rule does not fall back on Zayatz when Pitman's fit fails (`dankar_choice`: the
+    privacy model, as ARX's criterion)."""
     if model not in UNIQUENESS_MODELS:
         raise InputError(f"unknown population-uniqueness model {model!r}; choose {', '.join(UNIQUENESS_MODELS)}")
     n = sum(s * c for s, c in histogram.items())
@@ -273,12 +409,12 @@ def population_uniqueness(histogram: Mapping[int, int], sampling_fraction: float
         return out | {"model": model, "note": "no sample uniques: no record can be unique in the population",
                       "uniques": 0.0, "share": 0.0}
     wanted = set(UNIQUENESS_MODELS[1:]) if every else {model} if model != "dankar" else (
-        {"pitman", "zayatz"} if n / population <= 0.1 else {"zayatz", "snb"})  # what dankar_choice reads
+        ({"pitman", "zayatz"} if fallback else {"pitman"}) if n / population <= 0.1 else {"zayatz", "snb"})
     fits = {"pitman": lambda: pitman_uniques(histogram, population),
             "zayatz": lambda: zayatz_uniques(histogram, population, n),
             "snb": lambda: snb_uniques(histogram, population)}
     estimates = {name: fit() if name in wanted else {"model": name, "converged": False} for name, fit in fits.items()}
-    chosen = (dankar_choice(n / population, estimates["pitman"], estimates["zayatz"], estimates["snb"])
+    chosen = (dankar_choice(n / population, estimates["pitman"], estimates["zayatz"], estimates["snb"], fallback)
               if model == "dankar" else estimates[model])
     found = chosen["model"] == "zayatz" or chosen.get("converged")
     return out | {"model": chosen["model"], "uniques": chosen["uniques"] if found else None,

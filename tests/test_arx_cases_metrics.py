@@ -38,8 +38,9 @@ from fitness.privacy.kmap import KMap
 from fitness.privacy.likeness import BetaLikeness
 from fitness.privacy.sample_uniqueness import SampleUniqueness
 from fitness.privacy.uniqueness import PopulationUniqueness
-from fitness.uniqueness import population_uniqueness
+from fitness.uniqueness import pitman_fit, population_uniqueness
 from kgen import Config, prepare, read_csv
+from kgen.check.rules import uniqueness as rule
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits
 from lattice.search.bestfirst import BestFirst
@@ -200,23 +201,16 @@ CASES = [
     Case("RiskBased 0", 0.04, NM, None, (("average-risk", 0.01),), (1, 0, 1, 1, 3, 2, 2, 1, 1), 314637.8461904862),
     Case("RiskBased 1", 0.04, LOSS, None, (("sample-uniqueness", 0.01),), (0, 3, 0, 0, 1, 1, 1, 1, 0),
          0.1606952725863784),
-    Case("RiskBased 3", 0.04, LOSS, None, (("uniqueness", 0.0001, "zayatz"),), (0, 3, 0, 0, 1, 1, 1, 1, 0),
-         0.16078200456326086),
-    Case("RiskBased 5", 0.04, LOSS, None, (("uniqueness", 0.0001, "snb"),), (0, 3, 0, 0, 2, 1, 1, 1, 0),
-         0.17599055898432758),
-]
-
-# Run but not matched, as facts: ARX's population-uniqueness cases with Pitman's estimator (Dankar's rule picks it
-# at Adult's sampling fraction). At ARX's optimum kgen's binary search gives up: after suppressing 2343 classes
-# (over the limit) kgen's Pitman fit finds no maximum inside 0 < alpha < 1, Dankar's rule falls back to Zayatz
-# (0.0072 > 0.0001), where ARX's solver returns an estimate below the threshold and searches on
-# (`test_kgens_pitman_fit_fails_where_arxs_binary_search_needs_it`). kgen's exact optimum of RiskBased 2 is then
-# (0,0,1,1,1,2,2,0,0), score 151544.88011983992 (one run, 419 CPU s).
-PITMAN_UNMATCHED = [
+    # 2 and 4: Dankar's rule picks Pitman at Adult's sampling fraction; Pitman's fit as ARX's ModelPitman finds it
+    # (Newton-Raphson, 15 steps per start as ARX's case sets its solver)
     Case("RiskBased 2", 0.04, NM, None, (("uniqueness", 0.0001, "dankar"),), (0, 0, 1, 1, 1, 2, 1, 0, 0),
          144298.1603344462),
+    Case("RiskBased 3", 0.04, LOSS, None, (("uniqueness", 0.0001, "zayatz"),), (0, 3, 0, 0, 1, 1, 1, 1, 0),
+         0.16078200456326086),
     Case("RiskBased 4", 0.04, NM, None, (("uniqueness", 0.0001, "pitman"),), (0, 0, 1, 1, 1, 2, 1, 0, 0),
          144298.1603344462),
+    Case("RiskBased 5", 0.04, LOSS, None, (("uniqueness", 0.0001, "snb"),), (0, 3, 0, 0, 2, 1, 1, 1, 0),
+         0.17599055898432758),
 ]
 
 # The default suite runs one cheap case per kind of suppression charging (under 2 CPU s each on a loaded 2-core
@@ -245,9 +239,9 @@ def test_exact_search_beats_arxs_practical_monotonicity_heuristic(adult_dir: Pat
     assert score < practical.score
 
 
-@pytest.mark.parametrize("name", ["RiskBased 3", "RiskBased 5"])
+@pytest.mark.parametrize("name", ["RiskBased 2", "RiskBased 3", "RiskBased 4", "RiskBased 5"])
 def test_at_arxs_population_uniqueness_optimum_kgen_suppresses_what_arx_does(adult_dir: Path, name: str) -> None:
-    """The cheap half of RiskBased 3 and 5 (the searches are slow): at ARX's optimum kgen's model suppresses the
+    """The cheap half of RiskBased 2 to 5 (the searches are slow): at ARX's optimum kgen's model suppresses the
     classes ARX's binary search does, ranked by ARX's Loss among equal sizes, so ARX's score follows, and the
     estimate holds on what is released."""
     case = next(c for c in CASES if c.name == name)
@@ -261,25 +255,38 @@ def test_at_arxs_population_uniqueness_optimum_kgen_suppresses_what_arx_does(adu
     assert arx_score(prepared, case.node, case.metric) == pytest.approx(case.score, rel=1e-9)
 
 
-def test_kgens_pitman_fit_fails_where_arxs_binary_search_needs_it(adult_dir: Path) -> None:
-    """Why RiskBased 2 and 4 are not matched (`PITMAN_UNMATCHED`): at ARX's optimum ARX's binary search first
-    suppresses the 4687 smallest of 9373 classes (estimate below 0.0001: it moves down), then 2343: there
-    kgen's Pitman fit finds none, so the count fails over the limit and the node is infeasible; within the
-    limit the estimate does fall below 0.0001 (at 712 classes). When kgen's Pitman fit finds ARX's estimate
-    there, this fails: move the cases into `CASES`."""
-    case = PITMAN_UNMATCHED[0]
+def test_kgens_pitman_fit_gives_an_estimate_where_arxs_binary_search_needs_it(adult_dir: Path) -> None:
+    """RiskBased 2 and 4 at ARX's optimum: ARX's binary search over the 9373 classes first suppresses the 4687
+    smallest, then 2343; there Pitman's equations have their solution at a negative alpha (-1.17, -0.069) and
+    the estimate is far below 0.0001, so the search moves down; it ends at 702 suppressed (estimate 0.0000999965,
+    701 gives 0.000100134). With ARX's default of 1000 Newton steps per start (not its cases' 15) the run from
+    the closed-form start drifts to theta ~ 2e18, alpha ~ -2e14, where the equations vanish and the estimate is
+    0: no estimate, and the node fails (kgen's fit before, which required 0 < alpha < 1, found none either)."""
+    case = next(c for c in CASES if c.name == "RiskBased 2")
     config = Config(qi=COLUMNS, k=1, suppression=case.suppression, metric=case.metric, hierarchy_dir=str(adult_dir),
                     keep_unnamed=True, allow_k1=True)
     model = build_model(case.models[0], adult_dir)
     prepared = prepare(read_csv(adult_dir / "adult.csv"), config, [KAnonymity(1), model], require_feasible=False)
     assert case.node is not None
     sizes = np.sort(prepared.evaluator.partition(case.node).sizes)
-    assert sizes.size == 9373 and not prepared.evaluator.evaluate(case.node).feasible
+    assert sizes.size == 9373 and prepared.evaluator.evaluate(case.node).suppressed == 702
+
+    def histogram(m: int) -> dict[int, int]:
+        values, counts = np.unique(sizes[m:], return_counts=True)
+        return {int(v): int(c) for v, c in zip(values, counts)}
 
     def estimate(m: int) -> dict:
-        values, counts = np.unique(sizes[m:], return_counts=True)
-        histogram = {int(v): int(c) for v, c in zip(values, counts)}
-        return population_uniqueness(histogram, ADULT_ROWS / USA, ADULT_ROWS, "dankar", every=False)
+        return population_uniqueness(histogram(m), ADULT_ROWS / USA, ADULT_ROWS, "dankar", every=False,
+                                     fallback=False)
 
-    assert estimate(2343)["model"] == "zayatz" and estimate(2343)["share"] > 0.0001  # Pitman's fit: none
-    assert estimate(712)["model"] == "pitman" and estimate(712)["share"] < 0.0001 <= estimate(694)["share"]
+    for m, alpha in ((4687, -1.169), (2343, -0.0688)):
+        found = estimate(m)
+        assert found["model"] == "pitman" and found["share"] < 0.0001
+        assert found["pitman"]["alpha"] == pytest.approx(alpha, abs=1e-3)
+    assert estimate(702)["share"] < 0.0001 < estimate(701)["share"]
+    # the checker's own port of the fit gives the released file the same figure
+    assert rule.uniqueness_share(sizes[702:], ADULT_ROWS, ADULT_ROWS / USA, "dankar") == pytest.approx(
+        estimate(702)["share"], rel=1e-9)
+    theta, alpha = pitman_fit(histogram(2343), steps=1000)
+    assert theta > 1e17 and alpha < -1e13  # N^alpha underflows: Gamma(theta + 1) / Gamma(theta + alpha) N^alpha
+    assert USA ** alpha == 0.0  # is 0 or nan in floating point, no estimate

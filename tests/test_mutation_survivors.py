@@ -73,9 +73,9 @@ def test_a_population_class_smaller_than_its_sample_class_counts_with_the_sample
 
 
 def test_a_pitman_estimate_above_the_population_is_not_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kgen.report.risk as risk
+    import fitness.uniqueness as uniqueness  # where pitman_uniques looks its fit up
 
-    monkeypatch.setattr(risk, "pitman_fit", lambda histogram: (1000.0, 0.99))  # a fit far outside the data
+    monkeypatch.setattr(uniqueness, "pitman_fit", lambda histogram: (1000.0, 0.99))  # a fit far outside the data
     estimate = pitman_uniques({1: 5, 2: 1}, 20)
     assert estimate["converged"] is False and "uniques" not in estimate
 

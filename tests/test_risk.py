@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fitness.uniqueness import _arx_gammas, pitman_guess
 from kgen import Config, anonymize, from_mapping
 from kgen.io.csvio import format_csv
 from kgen.io.table import read_table
@@ -173,6 +174,60 @@ def test_pitman_fit_agrees_with_scipy() -> None:
                               [math.log(10.0), 0.5], bounds=[(-5, 15), (1e-3, 0.999)], method="L-BFGS-B")
     assert _pitman_loglik(theta, alpha, histogram) >= -found.fun - 1e-6
     assert alpha == pytest.approx(found.x[1], abs=1e-3)
+
+
+def _pitman_equations(theta: float, alpha: float, histogram: dict[int, int]) -> list[float]:
+    """The derivatives of `_pitman_loglik` in theta and alpha, term by term: the likelihood equations."""
+    u = sum(histogram.values())
+    n = sum(s * c for s, c in histogram.items())
+    d_theta = sum(1 / (theta + i * alpha) for i in range(1, u)) - sum(1 / (theta + i) for i in range(1, n))
+    d_alpha = sum(i / (theta + i * alpha) for i in range(1, u))
+    d_alpha -= sum(count * sum(1 / (i - alpha) for i in range(1, size)) for size, count in histogram.items())
+    return [d_theta, d_alpha]
+
+
+def test_arxs_digamma_is_digamma_and_its_trigamma_lacks_the_series_below_12() -> None:
+    """ARX's Gamma class, which Pitman's Newton steps use: digamma is accurate; trigamma shifts x below 8 up to
+    8 but adds the asymptotic series only from 12 on: psi'(1) comes out 1 + 1/4 + ... + 1/49 = 1.5118 (the true
+    value is pi^2 / 6 = 1.6449), and from 8 to 12 it is 0."""
+    special = pytest.importorskip("scipy.special")
+    x = np.array([0.5, 1.0, 3.7, 11.9, 12.0, 250.0])
+    assert _arx_gammas(x)[0] == pytest.approx(special.digamma(x), rel=1e-12)
+    assert _arx_gammas([12.0, 40.0])[1] == pytest.approx(special.polygamma(1, [12.0, 40.0]), rel=1e-12)
+    assert _arx_gammas([1.0])[1][0] == pytest.approx(sum(1 / k**2 for k in range(1, 8)), rel=1e-15)
+    assert _arx_gammas([9.5])[1][0] == 0.0
+    # ARX's ends: the Taylor forms at 0 (for negative x too), -inf at 0, nan for inf and nan
+    with np.errstate(all="ignore"):
+        digamma, trigamma = _arx_gammas([-0.5, 5e-5, 0.0, np.inf, np.nan])
+    euler, zeta2 = -0.5772156649015329, math.pi**2 / 6
+    assert digamma[:2] == pytest.approx([euler + 2 - zeta2 / 2, special.digamma(5e-5)], rel=1e-9)
+    assert trigamma[:2] == pytest.approx([4 + zeta2 + 2 * 1.2020569031595942 * 0.5, 4e8 + zeta2 - 2.4e-4 * 0.5],
+                                         rel=1e-12)
+    assert digamma[2] == trigamma[2] == -np.inf and np.isnan(digamma[3:]).all() and np.isnan(trigamma[3:]).all()
+
+
+def test_pitmans_start_is_arxs_closed_form_by_hand() -> None:
+    """{1: 4, 2: 1, 3: 1}: u = 6, n = 9, c1 = 4, c2 = 1, c = 4 x 3 / 1 = 12; theta = (9 x 6 x 12 - 4 x 8 x (12 +
+    12)) / (2 x 4 x 6 + 4 x 12 - 9 x 12) = -120 / -12 = 10; alpha = (10 x (4 - 9) + 8 x 4) / (9 x 6) = -1/3.
+    {1: 3, 3: 1} has no class of size 2 (counted as 1): c = 6, theta = (144 - 210) / 6 = -11, alpha = 48 / 24."""
+    assert pitman_guess({1: 4, 2: 1, 3: 1}) == pytest.approx((10.0, -1 / 3), rel=1e-15)
+    assert pitman_guess({1: 3, 3: 1}) == pytest.approx((-11.0, 2.0), rel=1e-15)
+    assert all(math.isnan(v) for v in pitman_guess({2: 3}))  # no unique: 0 / 0, no start (ARX's nan)
+
+
+def test_pitman_fit_solves_the_likelihood_equations_at_scipys_root() -> None:
+    """Newton-Raphson's answer meets both equations (written term by term here) within ARX's 1e-6, and
+    scipy's root finder on the same equations lands on the same point from ARX's start value (0.33, 0.33). (The
+    closed-form start, (-17.3, 0.66), lies by a root at theta = -17.26 outside the model's theta > -alpha:
+    ARX's run from there steps to theta < 0 and is dropped; scipy, unconstrained, finds that root.)"""
+    optimize = pytest.importorskip("scipy.optimize")
+    histogram, _, _ = zipf_sample(0.1, seed=3)
+    theta, alpha = pitman_fit(histogram)
+    assert max(abs(v) for v in _pitman_equations(theta, alpha, histogram)) <= 1e-6
+    assert pitman_guess(histogram)[0] < 0
+    root = optimize.root(lambda x: _pitman_equations(x[0], x[1], histogram), [0.33, 0.33], tol=1e-12)
+    assert root.success
+    assert (theta, alpha) == pytest.approx(tuple(root.x), rel=1e-6)
 
 
 def test_population_uniqueness_estimates_are_near_the_truth_and_below_sample_uniqueness() -> None:

@@ -24,8 +24,8 @@ from fitness.privacy.average_risk import average_prosecutor_risk
 from fitness.privacy.sample_uniqueness import sample_uniques_share
 from fitness.uniqueness import (  # noqa: F401 (the estimators live in fitness/: kgen risk and the model share them)
     DEFAULT_UNIQUENESS_MODEL,
-    PITMAN_MAX_STEPS,
-    PITMAN_TOLERANCE,
+    PITMAN_ACCURACY,
+    PITMAN_STEPS,
     SNB_ACCURACY,
     SNB_STARTS,
     SNB_STEPS,
