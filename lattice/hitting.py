@@ -21,6 +21,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -368,7 +370,7 @@ class CutModel:
                         0.0)
 
 
-def collector(cp_model, z: Sequence, node_of: Callable[[Sequence[float]], Node]):  # noqa: ANN001, ANN201
+def collector(cp_model: ModuleType, z: Sequence, node_of: Callable[[Sequence[float]], Node]) -> Any:
     """A CP-SAT solution callback that keeps the node of every improving solution (`CutModel.solve(collect=)`);
     `cp_model` is passed in because OR-tools is imported only where a CP-SAT solve runs."""
 
