@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_office_models_commands import release, verdict
 
 from fitness import xp_kernel
 from fitness.device_evaluator import DeviceEvaluator
@@ -24,7 +25,7 @@ from fitness.grassberger import grassberger_entropy, grassberger_g
 from fitness.models import EntropyLDiversity, KAnonymity, l_diversity
 from fitness.partition import Partition
 from fitness.privacy import read_model
-from kgen import Config, anonymize, check_k_anonymity, from_mapping, prepare
+from kgen import Config, anonymize, prepare
 from kgen.check.rules import grassberger as grassberger_rule
 from kgen.check.rules import rules_from_models
 from kgen.check.rules.grassberger import grassberger_function
@@ -204,16 +205,6 @@ def test_every_exact_search_finds_exhaustives_optimum_and_certify_refuses(seed: 
 
 
 # --- the independent check rule ---------------------------------------------------------------------------------
-
-def release(groups: list[tuple[str, list[str]]]) -> object:
-    return from_mapping({"q": [q for q, values in groups for _ in values],
-                         "s": [v for _, values in groups for v in values]})
-
-
-def verdict(table: object, description: dict) -> bool:
-    k, rules = rules_from_models([{"model": "k-anonymity", "k": 1}, description], False)
-    return check_k_anonymity(table, ["q"], k, 0.0, rules).passed
-
 
 def test_the_check_rule_fails_a_release_one_value_off() -> None:
     # l = 5: {a, b, c, d, e, a} has H_G = 2.4 >= ln 5 = 1.609 (Shannon 1.561: a Shannon check fails it);
