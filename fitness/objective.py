@@ -49,6 +49,9 @@ from fitness.partition import Partition
 from lattice.errors import InputError
 from lattice.node import height, precision_loss
 
+# ARX's default gs-factor of its Loss metric; `arx-loss:G` names Loss with another G in [0, 1].
+ARX_GS_FACTOR = 0.5
+
 
 class Objective(Protocol):
     """A loss in [0, 1] (lower is better) of a node given its released class sizes.
@@ -679,6 +682,7 @@ class ArxLoss:
     from_summary: ClassVar[bool] = False
     node_only: ClassVar[bool] = False
     separable: ClassVar[bool] = False
+    gs_factor: float = ARX_GS_FACTOR  # ARX's generalization/suppression factor (`arx-loss:G`, `gs_factors`)
 
     def __call__(self, node: Sequence[int], released_sizes: np.ndarray, suppressed: int,
                  table: EncodedTable, suppressed_rows: np.ndarray | None = None) -> float:
@@ -715,6 +719,8 @@ class ArxLoss:
 
     def per_qi(self, node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None) -> np.ndarray:
         """Each QI's loss in [0, 1] (ARX's per-attribute Loss)."""
+        if self.gs_factor != ARX_GS_FACTOR:
+            return weighted_loss_per_qi(node, table, suppressed_rows, *gs_factors(self.gs_factor))
         costs = table.derived(("cell costs", ArxLoss.name), lambda: _build_arx_loss_costs(table))
         n = max(table.n, 1)
         values = np.array([costs.total[i][x] for i, x in enumerate(node)], dtype=np.float64)
@@ -722,6 +728,36 @@ class ArxLoss:
             for i, x in enumerate(node):
                 values[i] += float(np.sum(1.0 - costs.leaf_cost[i][x][costs.leaf_codes[i][suppressed_rows]]))
         return np.clip(values / n, 0.0, 1.0)
+
+
+def gs_factors(gs_factor: float) -> tuple[float, float]:
+    """ARX's (generalization, suppression) weights of its Loss from the gs-factor G in [0, 1]
+    (`MetricMDNMLoss`): G <= 0.5 keeps generalization at full weight and a suppressed cell's extra cost at 2G;
+    G > 0.5 keeps suppression at full weight and generalization at 1 - 2(G - 0.5). At ARX's default 0.5 both
+    are 1 (a generalized cell costs its domain share, a suppressed one 1)."""
+    suppression = 2.0 * gs_factor if gs_factor < 0.5 else 1.0
+    generalization = 1.0 if gs_factor <= 0.5 else 1.0 - 2.0 * (gs_factor - 0.5)
+    return generalization, suppression
+
+
+def weighted_loss_per_qi(node: Sequence[int], table: EncodedTable, suppressed_rows: np.ndarray | None,
+                         g: float, s: float) -> np.ndarray:
+    """ARX's per-QI Loss with generalization weight g and suppression weight s, written as ARX writes it: a
+    released cell costs g * m/D (m/D the domain share of its value at the node's level), a suppressed cell
+    m/D + s (1 - m/D); per QI the sum is normalized by ARX's (sum - g n/D) / (n - g n/D), clipped to [0, 1].
+    With g = s = 1 it is `ArxLoss.per_qi`'s default (tested)."""
+    n = float(table.n)
+    out = np.zeros(len(node), dtype=np.float64)
+    for i, (qi, level) in enumerate(zip(table.qis, node)):
+        share = _raw_domain_share(qi, level)[qi.codes[0]]
+        total = g * float(share.sum())
+        if suppressed_rows is not None and suppressed_rows.size:
+            cut = share[suppressed_rows]
+            total += float(np.sum(cut + s * (1.0 - cut) - g * cut))
+        size = float(qi.domain[1]) if qi.domain is not None else float(max(qi.cards[0], 1))
+        low = g * n / size
+        out[i] = (total - low) / (n - low) if n - low > 0 else 0.0
+    return np.clip(out, 0.0, 1.0)
 
 
 def precision_per_qi(node: Sequence[int], heights: Sequence[int], released_rows: float, suppressed: float,
@@ -783,6 +819,26 @@ OBJECTIVES: dict[str, type[Objective]] = {
 }
 
 
+def parse_metric(name: object) -> tuple[str, float | None]:
+    """A `--metric` value as (objective name, ARX gs-factor or None): `arx-loss:G` is ARX's Loss with the
+    gs-factor G in [0, 1] (ARX's `createLossMetric(G)`); every other metric is a name of OBJECTIVES.
+    InputError for anything else. The one parser of metric names (options, Config, apply)."""
+    text = str(name)
+    base, colon, factor = text.partition(":")
+    if base not in OBJECTIVES or (colon and base != ArxLoss.name):
+        raise InputError(f"unknown metric {text!r}; choose one of: {', '.join(OBJECTIVES)}, or arx-loss:G (ARX's "
+                         "Loss with the gs-factor G in [0, 1])")
+    if not colon:
+        return base, None
+    try:
+        value = float(factor)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise InputError(f"the metric {text!r}: the gs-factor after 'arx-loss:' must be a number in [0, 1]")
+    return base, value
+
+
 # The objectives that take a weight per QI (`--weight QI=W`): a sum over QIs, so a weight scales one QI's share.
 WEIGHTED = ("log", "loss", "ncp", "entropy")
 
@@ -791,10 +847,9 @@ def make_objective(name: str, weights: Sequence[float] | None = None) -> Objecti
     """The objective selected by `--metric NAME`, with one weight per QI (`--weight`) where it has them;
     InputError for an unknown name or weights on an objective without them. Weights that are all 1 give the
     unweighted objective itself, so a run with default weights is the run without them."""
-    if name not in OBJECTIVES:
-        raise InputError(f"unknown metric {name!r}; choose one of: {', '.join(OBJECTIVES)}")
+    name, gs_factor = parse_metric(name)
     if weights is None or all(w == 1 for w in weights):
-        return OBJECTIVES[name]()
+        return ArxLoss(gs_factor) if gs_factor is not None else OBJECTIVES[name]()
     if name not in WEIGHTED:
         raise InputError(f"the metric {name!r} takes no weights (--weight); weighted metrics: {', '.join(WEIGHTED)}")
     weights = tuple(float(w) for w in weights)

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from fitness.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
-from fitness.objective import OBJECTIVES
+from fitness.objective import make_objective
 from fitness.privacy.average_risk import AverageRisk
 from fitness.privacy.hierarchical_t import HierarchicalTCloseness
 from fitness.privacy.kmap import KMap
@@ -116,7 +116,7 @@ def arx_score(prepared: object, node: tuple[int, ...], metric: str) -> float:
     partition = evaluator.partition(node, True)
     bad = evaluator.violating(partition)
     rows = np.flatnonzero(bad[partition.rows])
-    return OBJECTIVES[metric]().score(node, prepared.encoded, partition.sizes[~bad], rows)  # type: ignore[attr-defined]
+    return make_objective(metric).score(node, prepared.encoded, partition.sizes[~bad], rows)  # type: ignore[attr-defined]
 
 
 E, NM, DM, LOSS = "arx-entropy", "arx-entropy-nm", "arx-dm", "arx-loss"

@@ -19,7 +19,7 @@ from pathlib import Path
 from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
-from fitness.objective import OBJECTIVES
+from fitness.objective import OBJECTIVES, parse_metric
 from fitness.privacy import Parameter
 from kgen.io.csvio import check_encoding
 from kgen.io.files import open_input
@@ -321,6 +321,15 @@ def encoding_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def metric_name(text: str) -> str:
+    """A `--metric` value, checked by the one parser of metric names (`fitness.objective.parse_metric`)."""
+    try:
+        parse_metric(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     """What defines the problem beside the QIs and the models (anonymize, frontier): the other roles (every
     column has one), --allow-k1, the metric, the hierarchies and the missing-value tokens."""
@@ -328,8 +337,9 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     sensitive_option(parser)
     keep_options(parser)
     allow_k1_option(parser)
-    parser.add_argument("--metric", choices=list(OBJECTIVES), default="log",
-                        help="the information loss to minimize (see docs/metrics.md)")
+    parser.add_argument("--metric", type=metric_name, default="log", metavar="METRIC",
+                        help=f"the information loss to minimize: {', '.join(OBJECTIVES)}, or arx-loss:G (ARX's Loss "
+                             "with the gs-factor G in [0, 1]; arx-loss is G = 0.5); see docs/metrics.md")
     hierarchy_options(parser)
     add_control_arguments(parser)
     missing_option(parser)

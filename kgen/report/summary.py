@@ -265,7 +265,7 @@ ARX_SCORES = {"arx-entropy": ("arx_entropy_bits", " bits"), "arx-entropy-nm": ("
 
 def arx_score_lines(metric: str, metrics: dict) -> list[str]:
     """The line with ARX's own score for an ARX metric (full precision, to compare with an ARX result)."""
-    key, unit = ARX_SCORES.get(metric, (None, ""))
+    key, unit = ARX_SCORES.get(metric, (metric, "") if metric.startswith("arx-loss:") else (None, ""))
     if key is None or metrics.get(key) is None:
         return []
     return [f"  ARX's score: {metrics[key]!r}{unit}"]

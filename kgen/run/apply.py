@@ -25,7 +25,7 @@ import numpy as np
 from fitness import privacy
 from fitness.evaluator import Evaluation
 from fitness.models import PrivacyModel
-from fitness.objective import OBJECTIVES
+from fitness.objective import OBJECTIVES, parse_metric
 from fitness.parameters import is_real as is_number
 from fitness.parameters import is_whole
 from kgen.io.files import read_json
@@ -61,6 +61,15 @@ class Applied:
         """What may be published beside the release (`kgen.report.public`)."""
         return public_report(self.report)
 
+
+
+def is_metric(value: object) -> bool:
+    """Whether a report's metric is one kgen knows (`fitness.objective.parse_metric`)."""
+    try:
+        parse_metric(value)
+    except InputError:
+        return False
+    return isinstance(value, str)
 
 def load_report(path: str | os.PathLike) -> dict:
     """A report written by `kgen anonymize`; InputError if it cannot be read or lacks what apply needs."""
@@ -159,8 +168,9 @@ def validate_settings(report: Mapping, name: str) -> None:
     missing = report.get("missing", [])
     if not isinstance(missing, list) or not all(isinstance(t, str) for t in missing):
         raise bad(name, "missing", "must be a list of missing-value tokens (text)")
-    if "metric" in report and report["metric"] not in OBJECTIVES:
-        raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)}, got {json.dumps(report['metric'])[:40]}")
+    if "metric" in report and not is_metric(report["metric"]):
+        raise bad(name, "metric", f"must be one of {', '.join(OBJECTIVES)} or arx-loss:G, got "
+                                  f"{json.dumps(report['metric'])[:40]}")
 
 
 def validate_refinements(report: Mapping, qis: list[str], name: str) -> None:

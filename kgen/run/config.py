@@ -16,7 +16,7 @@ from pathlib import Path
 from fitness import privacy
 from fitness.device_evaluator import DEVICES
 from fitness.evaluator import KERNELS
-from fitness.objective import WEIGHTED
+from fitness.objective import WEIGHTED, parse_metric
 from fitness.parameters import Constraint, is_whole
 from fitness.parameters import is_real as is_number
 from fitness.privacy.common import TableRef
@@ -81,7 +81,8 @@ class Settings:
     allow_k1 : bool
         Allow k = 1 (`--allow-k1`): k-anonymity with k = 1 protects no one, so it must be asked for.
     metric : str
-        The information loss to minimize (`fitness.objective.OBJECTIVES`; docs/metrics.md). Default "log".
+        The information loss to minimize (`fitness.objective.OBJECTIVES`, or "arx-loss:G": ARX's Loss with the
+        gs-factor G in [0, 1]; docs/metrics.md). Default "log".
     hierarchies : mapping of str to object
         Per QI, its hierarchy: an ARX CSV file, a builder spec (decimal, intervals:W1,W2, mask, date[:FMT],
         flat) or a `lattice.hierarchy.Hierarchy` (`kgen.io.hierarchies`); from `--hierarchy COL=SPEC`.
@@ -233,6 +234,7 @@ class Settings:
         self.check_refinements()
         self.check_per_qi()
         dp.check_settings(self)  # what differential privacy refuses (kgen/run/dp.py)
+        parse_metric(self.metric)
         if self.node is None:  # an unknown algorithm, or options it refuses, before any data is read
             make_search(self.algorithm, self.options)
 

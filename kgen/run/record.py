@@ -108,7 +108,11 @@ def solution_figures(prepared: Prepared, node: Node, partition: object, bad: np.
     """Every information-loss metric of a node (fitness.objective.solution_metrics) and, per sensitive
     column, the privacy figures of its released classes (fitness.models.privacy_figures)."""
     evaluator = prepared.evaluator
-    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], np.flatnonzero(bad[partition.rows]))
+    rows = np.flatnonzero(bad[partition.rows])
+    metrics = solution_metrics(prepared.encoded, node, partition.sizes[~bad], rows)
+    if prepared.config.metric not in metrics:  # a metric with a parameter (arx-loss:G): its value, ARX's score
+        metrics[prepared.config.metric] = float(evaluator.objective(node, partition.sizes[~bad], int(rows.size),
+                                                                    prepared.encoded, rows))
     recursive = {m.column: m.l for m in evaluator.models if isinstance(m, RecursiveCLDiversity)}
     grassberger = grassberger_columns(evaluator.models)
     privacy = [privacy_figures(partition, ~bad, prepared.encoded, column, recursive.get(column),
