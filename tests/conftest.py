@@ -54,6 +54,15 @@ def adult_csv(adult_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def adult_sample(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 4,000 rows of Adult (all columns), for quick runs."""
+    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:4001]
+    path = tmp_path_factory.mktemp("adult") / "adult4000.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
 def cargo_csv(shared_data: Path) -> Path:
     """Cargo 2000: 3,942 rows, 98 columns, `nr` the identifier, `?` missing."""
     return _require(shared_data / "cargo2000" / "c2k_data_comma.csv")

@@ -233,14 +233,6 @@ BASE = ["--qi", ",".join(QIS), "--k", "1", "--sensitive", "occupation", "--suppr
         "--l", "4", "--l-variant", "entropy"]
 
 
-@pytest.fixture(scope="module")
-def adult_sample(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:4001]
-    path = tmp_path_factory.mktemp("adult") / "adult4000.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 def test_the_estimator_runs_reports_checks_and_applies(adult_sample: Path, adult_dir: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture) -> None:
     output = tmp_path / "out.csv"

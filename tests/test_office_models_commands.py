@@ -36,15 +36,6 @@ SUMMARY = {"average-risk": "average re-identification risk <=", "k-map": "-map (
            "sample-uniqueness": "sample uniqueness <= 0.002"}
 
 
-@pytest.fixture(scope="module")
-def adult_sample(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The first 4,000 rows of Adult (all columns), for quick runs."""
-    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:4001]
-    path = tmp_path_factory.mktemp("adult") / "adult4000.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.mark.parametrize(("name", "flags", "stricter", "model"), MODELS, ids=[m[0] for m in MODELS])
 def test_each_model_runs_reports_checks_and_applies(adult_sample: Path, adult_dir: Path, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture, name: str, flags: list[str],

@@ -310,15 +310,6 @@ MODELS = [
 SMALL_QIS = ["sex", "race", "marital-status", "education"]
 
 
-@pytest.fixture(scope="module")
-def adult_sample(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The first 4,000 rows of Adult (all columns), for quick runs."""
-    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:4001]
-    path = tmp_path_factory.mktemp("adult") / "adult4000.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.mark.parametrize("suppression", [0.0, 0.02])
 @pytest.mark.parametrize(("name", "options", "flags"), MODELS, ids=[m[0] for m in MODELS])
 def test_outputs_under_each_model_pass_kgen_check(adult_sample: Path, adult_dir: Path, tmp_path: Path, name: str,
