@@ -80,7 +80,7 @@ def test_config_for_apply(tmp_path: Path, data: Path, capsys: pytest.CaptureFixt
     ('qi = ["age"]\nk = 2\ntime-limit = -1\n', ["key 'time-limit'", "> 0"]),
     ('qi = ["age"]\nk = [2, 3]\n', ["key 'k'", "one value"]),
     ('qi = ["age"]\nk = 2\nquiet = "yes"\n', ["key 'quiet'", "true or false"]),
-    ('qi = ["age"]\nk = 2\nmetric = "nope"\n', ["key 'metric'", "must be one of"]),
+    ('qi = ["age"]\nk = 2\nmetric = "nope"\n', ["key 'metric'", "unknown metric 'nope'; choose one of: log"]),
     ('qi = ["age"\n', ["not valid TOML"]),
 ])
 def test_bad_config_file_is_one_line_exit_2(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str],
