@@ -749,10 +749,13 @@ def weighted_loss_per_qi(node: Sequence[int], table: EncodedTable, suppressed_ro
     n = float(table.n)
     out = np.zeros(len(node), dtype=np.float64)
     for i, (qi, level) in enumerate(zip(table.qis, node)):
-        share = _raw_domain_share(qi, level)[qi.codes[0]]
-        total = g * float(share.sum())
+        # per leaf, and the sum over all rows, once per table (node evaluation reads them; only the suppressed
+        # rows are gathered per node, as the default path does)
+        share = table.derived(("arx raw domain share", i, level), lambda q=qi, x=level: _raw_domain_share(q, x))
+        total = g * table.derived(("arx raw domain share total", i, level), lambda q=qi, v=share: float(
+            np.bincount(q.codes[0], minlength=q.cards[0]).astype(np.float64) @ v))
         if suppressed_rows is not None and suppressed_rows.size:
-            cut = share[suppressed_rows]
+            cut = share[qi.codes[0][suppressed_rows]]
             total += float(np.sum(cut + s * (1.0 - cut) - g * cut))
         size = float(qi.domain[1]) if qi.domain is not None else float(max(qi.cards[0], 1))
         low = g * n / size
