@@ -103,6 +103,7 @@ class CutModel:
         self.columns = len(costs)
         self.rows: list[tuple[list[int], float, float]] = []  # (columns, lower, upper), all coefficients 1
         self.floors: list[tuple[list[int], int]] = []  # (columns, least cost on them): `add_floor`
+        self.conditionals: list[tuple[list[int], list[int], int]] = []  # (columns, weights, need): conditional floors
         self.cutoff: int | None = None
         self.infeasible_forever = False  # an empty cover cut: nothing of the box can be feasible
         self.solves = 0
@@ -181,6 +182,40 @@ class CutModel:
         elif self._cpsat is not None:
             model, z = self._cpsat
             model.Add(sum(int(self.costs[c]) * z[c] for c in cols) >= need)
+        return True
+
+    def add_conditional_floor(self, genes: Sequence[int], cost: int, condition: dict[int, int]) -> bool:
+        """Every candidate whose genes in `condition` lie at or below the given levels costs at least `cost` on
+        `genes` (levels counted from 0): a combinatorial Benders cut across groups of genes.
+
+        Why: a group's floor (`add_floor`) is proved with the other genes at their top, so the program can pair
+        each group's cheapest levels although they are never feasible together; the certified search proves
+        how much a group needs when the other genes are held at a node's levels (`CertifyLoop.condition`), and
+        monotone feasibility makes that a floor for every node below those levels. Written as one row:
+        cost(genes) + D * (number of condition genes above their level) >= cost, D the floor's excess over the
+        unconditional floor on the same genes (so the row is implied as soon as one condition gene rises).
+        False (nothing added) when the condition cannot hold in the box or the floor adds nothing."""
+        if any(level < self.lower[i] for i, level in condition.items()):
+            return False
+        cols = [c for i in genes for c in range(self.first[i], self.first[i] + self.upper[i] - self.lower[i])]
+        least = sum(int(sum(self.steps_below[i])) for i in genes)
+        need = int(cost) - least
+        base = max((n for c, n in self.floors if c == cols), default=0)
+        if need <= base:
+            return False
+        escape = [self.column(i, level + 1) for i, level in sorted(condition.items()) if level < self.upper[i]]
+        if not cols and not escape:
+            self.infeasible_forever = True
+            return True
+        weight = need - base
+        coefficients = [int(self.costs[c]) for c in cols] + [weight] * len(escape)
+        self.conditionals.append((cols + escape, coefficients, need))
+        if self._highs is not None:
+            self._highs.addRow(float(need), np.inf, len(cols) + len(escape),
+                               np.array(cols + escape, dtype=np.int32), np.array(coefficients, dtype=np.float64))
+        elif self._cpsat is not None:
+            model, z = self._cpsat
+            model.Add(sum(w * z[c] for c, w in zip(cols + escape, coefficients)) >= need)
         return True
 
     def set_cutoff(self, cost: int) -> None:
@@ -304,7 +339,8 @@ class CutModel:
         solver.parameters.num_workers = 1
         strategy = self.strategy
         if strategy == "adaptive":  # with floors, their LP relaxation proves more than lp0 or core
-            strategy = "default" if self.floors else "lp0" if self.columns <= ADAPTIVE_COLUMNS else "core"
+            floored = self.floors or self.conditionals
+            strategy = "default" if floored else "lp0" if self.columns <= ADAPTIVE_COLUMNS else "core"
         for name, value in STRATEGIES[strategy].items():
             setattr(solver.parameters, name, value)
         if time_limit is not None:
@@ -332,13 +368,15 @@ class CutModel:
 
         rows = [(cols, a, b, False) for cols, a, b in self.rows]
         rows.extend((cols, float(need), np.inf, True) for cols, need in self.floors)
+        weights = {r: w for r, (_, w, _) in enumerate(self.conditionals, start=len(rows))}
+        rows.extend((cols, float(need), np.inf, True) for cols, _, need in self.conditionals)
         if self.cutoff is not None:
             rows.append((list(range(self.columns)), -np.inf, float(self.cutoff - self.offset), True))
         data, ri, ci, lo, hi = [], [], [], [], []
         for r, (cols, a, b, weighted) in enumerate(rows):
             ri.extend([r] * len(cols))
             ci.extend(cols)
-            data.extend(self.costs[cols] if weighted else [1.0] * len(cols))
+            data.extend(weights[r] if r in weights else self.costs[cols] if weighted else [1.0] * len(cols))
             lo.append(a)
             hi.append(b)
         base = len(rows)

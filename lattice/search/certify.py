@@ -203,6 +203,13 @@ class Certify:
         the program empty). Why: there the program's bound is the floors' (its LP relaxation), and a capped
         solve's near-least node is as good a proposal as an exact one: Cargo q = 50 went from 6 units of cost
         per 12-CPU-s exact round to about 12 per 2-CPU-s capped round (results/benchmarks/certify-scale.md).
+    deepen : bool
+        Where the groups proved floors (`decompose`): each group walked on past its optimum up to the most its
+        genes can cost below the cutoff (`CertifyLoop.deepen`), so that the program knows every infeasible part
+        of each group in that band.
+    conditional : bool
+        Where the groups proved floors: for each infeasible solution of the program, each group's least cost
+        with the other genes held at the solution's levels, a conditional floor (`CertifyLoop.condition`).
     collect : int
         CP-SAT's other solutions of each solve (up to this many, `CutModel.solve(collect=)`) are proposals too,
         each raised in `cuts // 4` gene orders: more cuts and candidates from one solve (Cargo q = 25: proved in
@@ -223,6 +230,8 @@ class Certify:
     descent: bool = True
     round_work: float = 1.0
     collect: int = 4
+    deepen: bool = True
+    conditional: bool = True
     name: str = "certify"
     exact: ClassVar[bool] = True  # its best is the optimum of the objective when it stops `complete`
     all_minimal: ClassVar[bool] = False  # it also returns every minimal feasible node
@@ -293,6 +302,8 @@ class CertifyLoop:
         self.first_work: float | None = None  # ... and of its first solve (the search's own cuts: `certified_bound`'s)
         self.seen_infeasible = self.seen_feasible = 0  # how much of the budget's archive the model has absorbed
         self.floors: list[tuple[tuple[int, ...], int]] = []  # `decompose`: (genes, least cost on them), proved
+        self.ceiling: int | None = None  # `deepen`: the cutoff in cost units, in place of the best node's
+        self.conditionals: list[tuple[tuple[int, ...], int, Node]] = []  # `condition`: (genes, units, held node)
         self.proposed: set[Node] = set()  # the program's solutions so far: none may come twice (`answer`)
         genes = list(range(self.box.dims))
         self.genes = genes
@@ -325,6 +336,8 @@ class CertifyLoop:
         self.seed_seconds = time.perf_counter() - start
         if self.decomposes():
             self.decompose(self.search.groups)
+            if self.search.deepen:
+                self.deepen()
         if self.search.pairs:
             self.pair_cuts()
         if self.max_rounds == 0 and self.lower is not None:
@@ -353,7 +366,10 @@ class CertifyLoop:
             self.cap *= 2
             self.round_work *= 2
             return True
+        held = solution.node if self.search.conditional and self.floors and not self.feasible(solution.node) else None
         self.answer(solution.node)
+        if held is not None:
+            self.condition(held)
         for other in solution.others:
             if other not in self.proposed:
                 self.answer(other, max(self.search.cuts // 4, 1))
@@ -445,6 +461,70 @@ class CertifyLoop:
             self.budget.check_time()
         self.repair(tuple(composed))
 
+    def deepen(self) -> None:
+        """Walk each proved group (`decompose`) on past its optimum, up to the most its genes can cost in a node
+        below the cutoff (the cutoff less the other groups' floors): every part of the group in that band is then
+        settled, feasible (with the other genes at their top) or below a short cut this loop's program keeps.
+
+        Why: a group's own loop stops at its optimum, so the program knows nothing of the group's slightly
+        dearer parts and keeps combining them, each group's cheapest unsettled part with the others' (Cargo
+        q = 50: its bound stayed the groups' sum, 0.796); walked up to its band, only parts feasible on their own
+        remain and the program's solutions fail only by the groups' interaction (`condition`). Each group's
+        loop starts from the archive's infeasible nodes with the other genes at their top."""
+        if self.budget.best is None or not self.floors:
+            return
+        upper, lower = self.box.upper, self.box.lower
+        held = [i for i in range(self.box.dims) if lower[i] == upper[i]]
+        fixed = self.costs.offset + sum(self.gene_cost(i, lower[i]) for i in held)
+        total = sum(units for _, units in self.floors)
+        for g, (genes, units) in enumerate(self.floors):
+            others = [i for i in range(self.box.dims) if i not in genes]
+            band = self.costs.cutoff(self.budget.best) - fixed - (total - units)
+            seconds = None if self.limits.time_limit is None else (
+                max(self.limits.time_limit - self.budget.seconds, 0.0) / (len(self.floors) - g))
+            sub = self.group_loop(genes, seconds)
+            sub.ceiling = band + self.costs.offset + sum(self.gene_cost(i, upper[i]) for i in others)
+            self.warm(sub, others, tuple(upper))
+            stopped_by(sub.body, [])
+            self.budget.check_time()
+        self.params["deepened"] = len(self.floors)
+
+    def warm(self, sub: CertifyLoop, others: Sequence[int], held: Node) -> None:
+        """Start a group's loop (`deepen`, `condition`) from the archive's infeasible nodes at or above `held`
+        on the genes outside the group: below such a node lie the held problem's nodes it rules out."""
+        if not self.budget.infeasible:
+            return
+        infeasible = np.array(self.budget.infeasible, dtype=np.int64)
+        above = (infeasible[:, others] >= np.array([held[i] for i in others])).all(axis=1)
+        sub.preload([tuple(int(v) for v in row) for row in infeasible[above]], None)
+
+    def condition(self, x: Node) -> int:
+        """Conditional floors from the program's solution `x`: for each group G of the decomposition, the least
+        cost of G with every other gene held at its level in `x` (a group's certified loop), written into the
+        program as "every node at or below x outside G costs at least that on G" (`CutModel.add_conditional_floor`).
+        Returns the floors added.
+
+        Why: the floors of `decompose` hold the other genes at their top, so the program keeps pairing the
+        groups' cheapest levels (Cargo q = 50: its bound stays the groups' sum); with the others held at x the
+        group needs more, and by monotone feasibility that holds for every node whose other genes lie at or
+        below x's (raise them to x's: still feasible, and G's levels then solve the held problem). Each group's
+        loop starts from the archive's infeasible nodes that lie at or above x outside G (valid cuts of the
+        held problem); its own evaluations become this loop's cuts."""
+        added = 0
+        for genes, _ in list(self.floors):
+            others = [i for i in range(self.box.dims) if i not in genes]
+            seconds = None if self.limits.time_limit is None else max(self.limits.time_limit - self.budget.seconds, 0.0)
+            sub = self.group_loop(genes, seconds, fixed=x)
+            self.warm(sub, others, x)
+            stopped_by(sub.body, [])
+            proved = self.group_units(sub, genes)
+            free = {i: x[i] for i in others if self.box.lower[i] < self.box.upper[i]}
+            if proved is not None and self.model.add_conditional_floor(genes, proved, free):
+                self.conditionals.append((tuple(genes), proved, x))
+                added += 1
+            self.budget.check_time()
+        return added
+
     def repair(self, x: Node) -> None:
         """A primal step from the groups' own best levels put together (`decompose`): feasible, a candidate;
         infeasible (the groups interact), climbed to a maximal infeasible node and repaired by `descend`."""
@@ -460,15 +540,17 @@ class CertifyLoop:
         free = sum(a < b for a, b in zip(self.box.lower, self.box.upper))
         return self.search.groups > 0 and self.costs.exact and free > 1.5 * self.search.groups
 
-    def group_loop(self, genes: Sequence[int], seconds: float | None) -> CertifyLoop:
+    def group_loop(self, genes: Sequence[int], seconds: float | None, fixed: Node | None = None) -> CertifyLoop:
         """The certified loop of one group (`decompose`): the box of this loop with every other gene fixed at
-        its top, evaluated through this loop's budget.
+        its top (or at its level in `fixed`: `condition`), evaluated through this loop's budget.
 
         A group walks its own pairs (`pair_cuts`) whatever this loop does: among a group's genes they are a
         few hundred evaluations and spare it rounds (Cargo q = 97, `tightened_bound`'s 7 groups: 8,401
         evaluations and 3.6 CPU s instead of 10,524 and 4.7, the same bound 0.687)."""
         lower, upper = self.box.lower, self.box.upper
-        box = Box(tuple(lower[i] if i in genes else upper[i] for i in range(self.box.dims)), upper)
+        held = upper if fixed is None else fixed
+        box = Box(tuple(lower[i] if i in genes else held[i] for i in range(self.box.dims)),
+                  tuple(upper[i] if i in genes else held[i] for i in range(self.box.dims)))
         problem = replace(self.problem, evaluator=BudgetEvaluator(self.budget), box=box)
         search = replace(self.search, groups=0, primal=None, seed_evaluations=0, name="group",
                          cuts=min(self.search.cuts, GROUP_CUTS), pairs=True)
@@ -478,8 +560,8 @@ class CertifyLoop:
         return sub
 
     def group_units(self, sub: CertifyLoop, genes: Sequence[int]) -> int | None:
-        """What a group's loop proved of its genes' cost (`decompose`), in cost units: the cost of the
-        sub-problem's least node, or of its bound, less the fixed top levels of the other genes."""
+        """What a group's loop proved of its genes' cost (`decompose`, `condition`), in cost units: the cost of
+        the sub-problem's least node, or of its bound, less the fixed levels of the other genes."""
         best = sub.budget.best
         if best is None:
             return None
@@ -488,7 +570,7 @@ class CertifyLoop:
             return None
         proved = min(proved, self.costs.cost(best.node))
         outside = [i for i in range(self.box.dims) if i not in genes]
-        return proved - self.costs.offset - sum(self.gene_cost(i, self.box.upper[i]) for i in outside)
+        return proved - self.costs.offset - sum(self.gene_cost(i, sub.box.upper[i]) for i in outside)
 
     def gene_cost(self, i: int, level: int) -> int:
         """Cost units of gene i at `level` (`Costs.cost` is the offset plus their sum)."""
@@ -538,7 +620,7 @@ class CertifyLoop:
         would never decide one): only those within the cutoff need excluding. Their infeasible nodes are
         all below the pair cuts already added."""
         budget, costs = self.budget, self.costs
-        cutoff = None if budget.best is None else costs.cutoff(budget.best)
+        cutoff = self.cutoff_units()
         for n in budget.feasible[self.seen_feasible :]:
             if n in self.box and (cutoff is None or costs.cost(n) <= cutoff):
                 self.model.add_exclusion(n)
@@ -603,7 +685,7 @@ class CertifyLoop:
             tags.tag(m, False)
             if model.add_cover(m):
                 self.covers += 1
-        cutoff = None if budget.best is None else costs.cutoff(budget.best)
+        cutoff = self.cutoff_units()
         for n in budget.feasible[self.seen_feasible :]:
             tags.tag(n, True)
             if n in self.box and (cutoff is None or costs.cost(n) <= cutoff):
@@ -612,6 +694,12 @@ class CertifyLoop:
         self.seen_feasible = len(budget.feasible)
         if cutoff is not None:
             model.set_cutoff(cutoff)
+
+    def cutoff_units(self) -> int | None:
+        """The program's cutoff: the best node's cost, or the `ceiling` a deepened group walks up to."""
+        if self.ceiling is not None:
+            return self.ceiling
+        return None if self.budget.best is None else self.costs.cutoff(self.budget.best)
 
     def solve_limit(self) -> float:
         """This solve's time cap: the search's cap, within what the time limit leaves."""

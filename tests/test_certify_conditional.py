@@ -1,0 +1,86 @@
+"""Conditional floors across groups (issue 30, sixth round) stay sound (SPEC section 11): what a group needs with
+the other genes held at a node's levels (`CertifyLoop.condition`) is a floor for every feasible node at or below
+those levels, the program's row (`CutModel.add_conditional_floor`) keeps every feasible node, and the certified
+search with them returns exhaustive's optimum."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_certify import key, up_set_problem
+from test_certify_cuts import wide_up_sets
+from test_certify_floors import feasible_nodes
+
+from lattice.hitting import CutModel
+from lattice.search.base import Limits
+from lattice.search.certify import Certify, CertifyLoop
+from lattice.search.exhaustive import Exhaustive
+
+
+def decomposed(heights, generators, groups, seed):
+    loop = CertifyLoop(Certify(seed_evaluations=0, groups=groups), up_set_problem(heights, generators),
+                       Limits(seed=seed), 0)
+    loop.budget.done = None  # go on after every node is evaluated (the loop itself would stop: optimum known)
+    loop.decompose(groups)
+    return loop
+
+
+def below_outside(node, x, genes):
+    return all(node[i] <= x[i] for i in range(len(x)) if i not in genes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(wide_up_sets(), st.sampled_from([1, 2, 3]), st.integers(0, 3), st.data())
+def test_every_conditional_floor_holds_for_every_feasible_node_below_its_held_levels(case, groups, seed, data):
+    heights, generators = case
+    loop = decomposed(heights, generators, groups, seed)
+    x = tuple(data.draw(st.integers(0, h)) for h in heights)
+    loop.condition(x)
+    feasible = list(feasible_nodes(heights, generators))
+    for genes, units, held in loop.conditionals:
+        for node in feasible:
+            if below_outside(node, held, genes):
+                assert sum(loop.gene_cost(i, node[i]) for i in genes) >= units, (genes, units, held, node)
+
+
+@settings(max_examples=40, deadline=None)
+@given(wide_up_sets(), st.sampled_from([1, 2]), st.integers(0, 3), st.data())
+def test_the_programs_conditional_rows_keep_every_feasible_node(case, groups, seed, data):
+    heights, generators = case
+    loop = decomposed(heights, generators, groups, seed)
+    for _ in range(3):
+        loop.condition(tuple(data.draw(st.integers(0, h)) for h in heights))
+    model = loop.model
+    for node in feasible_nodes(heights, generators):
+        z = [0] * model.columns
+        for i, (a, b) in enumerate(zip(model.lower, model.upper)):
+            for level in range(a + 1, min(node[i], b) + 1):
+                z[model.column(i, level)] = 1
+        for cols, weights, need in model.conditionals:
+            assert sum(w * z[c] for c, w in zip(cols, weights)) >= need, (node, cols, weights, need)
+
+
+@settings(max_examples=50, deadline=None)
+@given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2, 3]), st.sampled_from([1e-4, 1.0]))
+def test_certify_with_conditional_floors_returns_the_exhaustive_optimum(case, seed, groups, work):
+    heights, generators = case
+    certified = Certify(seed_evaluations=0, cuts=2, groups=groups, collect=3, round_work=work,
+                        conditional=8).run(up_set_problem(heights, generators), Limits(seed=seed))
+    expected = Exhaustive().run(up_set_problem(heights, generators), Limits())
+    assert certified.stopped == "complete"
+    assert key(certified) == key(expected)
+    if expected.best is not None:
+        assert certified.params["lower_bound"] == expected.best.loss
+
+
+def test_a_conditional_floor_binds_below_its_levels_and_lets_go_above():
+    # two genes of 2 levels each, unit steps; "gene 0 at or below 0 -> gene 1 costs at least 2"
+    model = CutModel((0, 0), (2, 2), [[1, 1], [1, 1]], "cpsat")
+    assert model.add_conditional_floor((1,), 2, {0: 0})
+    model.add_cover((0, 0))  # and the bottom is infeasible: (0, 1) would cost 1, but the floor wants (0, 2)
+    solution = model.solve()
+    assert solution.status == "optimal" and solution.node == (1, 0) and solution.cost == 1
+    model.add_cover((1, 1))  # now (2, 0), (1, 2) or (0, 2): the floor lets (0, 2) cost 2, not (0, 1)'s 1
+    solution = model.solve()
+    assert solution.cost == 2 and solution.node != (0, 1)
+    assert not model.add_conditional_floor((1,), 2, {0: -1})  # a condition below the box never holds
