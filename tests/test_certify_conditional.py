@@ -35,7 +35,7 @@ def test_every_conditional_floor_holds_for_every_feasible_node_below_its_held_le
     heights, generators = case
     loop = decomposed(heights, generators, groups, seed)
     x = tuple(data.draw(st.integers(0, h)) for h in heights)
-    loop.condition(x)
+    loop.hold(x)
     feasible = list(feasible_nodes(heights, generators))
     for genes, units, held in loop.conditionals:
         for node in feasible:
@@ -49,7 +49,7 @@ def test_the_programs_conditional_rows_keep_every_feasible_node(case, groups, se
     heights, generators = case
     loop = decomposed(heights, generators, groups, seed)
     for _ in range(3):
-        loop.condition(tuple(data.draw(st.integers(0, h)) for h in heights))
+        loop.hold(tuple(data.draw(st.integers(0, h)) for h in heights))
     model = loop.model
     for node in feasible_nodes(heights, generators):
         z = [0] * model.columns
@@ -61,16 +61,32 @@ def test_the_programs_conditional_rows_keep_every_feasible_node(case, groups, se
 
 
 @settings(max_examples=50, deadline=None)
-@given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2, 3]), st.sampled_from([1e-4, 1.0]))
-def test_certify_with_conditional_floors_returns_the_exhaustive_optimum(case, seed, groups, work):
+@given(wide_up_sets(), st.integers(0, 3), st.sampled_from([1, 2, 3]), st.sampled_from([1e-4, 1.0]), st.booleans())
+def test_certify_with_conditional_floors_and_deepened_groups_returns_the_exhaustive_optimum(
+        case, seed, groups, work, deepen):
     heights, generators = case
-    certified = Certify(seed_evaluations=0, cuts=2, groups=groups, collect=3, round_work=work,
-                        conditional=8).run(up_set_problem(heights, generators), Limits(seed=seed))
+    certified = Certify(seed_evaluations=0, cuts=2, groups=groups, collect=3, round_work=work, conditional=True,
+                        deepen=deepen).run(up_set_problem(heights, generators), Limits(seed=seed))
     expected = Exhaustive().run(up_set_problem(heights, generators), Limits())
     assert certified.stopped == "complete"
     assert key(certified) == key(expected)
     if expected.best is not None:
         assert certified.params["lower_bound"] == expected.best.loss
+
+
+@settings(max_examples=40, deadline=None)
+@given(wide_up_sets(), st.sampled_from([1, 2]), st.integers(0, 3), st.data())
+def test_the_short_cuts_of_a_solution_are_infeasible_nodes_with_the_other_genes_at_their_top(
+        case, groups, seed, data):
+    heights, generators = case
+    loop = decomposed(heights, generators, groups, seed)
+    before = set(loop.budget.infeasible)
+    loop.project(tuple(data.draw(st.integers(0, h)) for h in heights))
+    feasible = up_set_problem(heights, generators).evaluator.predicate
+    for node in set(loop.budget.infeasible) - before:
+        assert not feasible(node)
+    for node in loop.tags.stored(False):
+        assert not feasible(tuple(int(v) for v in node))
 
 
 def test_a_conditional_floor_binds_below_its_levels_and_lets_go_above():
