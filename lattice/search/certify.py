@@ -82,6 +82,8 @@ CLIMB_WORK = 2.0  # `tightened_bound`'s CP-SAT deterministic time per solve
 FIRST_WORK = 10.0  # ... and of its first solve, `certified_bound`'s work limit (at Cargo q = 50 two units proved
 # 0.353 from a GA's cuts where `certified_bound`'s ten proved 0.426)
 BOUND_GROUP = 16  # `tightened_bound`'s group size (Cargo q = 97: 7 groups of 13-14, LOG 0.687 in about 3.5 CPU s)
+DEEPEN_ROUND = 4  # `CertifyLoop.deepen` runs in this round: by then the descent has lowered the cutoff (Cargo q = 50:
+# 0.808 in round 2, where the groups' repair left 0.823), and the band each group walks is narrower
 GROUP_CUTS = 8  # cuts per round of a group's loop (`CertifyLoop.decompose`)
 FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
 FLOAT_SLACK = 1e-9  # relative float noise allowed for when a float loss is turned into an integer cutoff
@@ -336,8 +338,6 @@ class CertifyLoop:
         self.seed_seconds = time.perf_counter() - start
         if self.decomposes():
             self.decompose(self.search.groups)
-            if self.search.deepen:
-                self.deepen()
         if self.search.pairs:
             self.pair_cuts()
         if self.max_rounds == 0 and self.lower is not None:
@@ -366,6 +366,8 @@ class CertifyLoop:
             self.cap *= 2
             self.round_work *= 2
             return True
+        if self.search.deepen and self.rounds == DEEPEN_ROUND and self.floors:
+            self.deepen()
         held = solution.node if self.search.conditional and self.floors and not self.feasible(solution.node) else None
         self.answer(solution.node)
         if held is not None:
@@ -392,7 +394,7 @@ class CertifyLoop:
             "optimal": self.lower is not None and found is not None and self.lower >= found,
             "rounds": self.rounds, "cover_cuts": self.covers, "exclusions": self.exclusions,
             "solves": self.model.solves, "solver_seconds": round(self.model.solve_seconds, 4),
-            "seed_seconds": round(self.seed_seconds, 4),
+            "seed_seconds": round(self.seed_seconds, 4), "conditional_floors": len(self.conditionals),
         })
 
     def last_solve(self) -> None:
