@@ -66,13 +66,13 @@ def test_the_programs_conditional_rows_keep_every_feasible_node(case, groups, se
 def test_certify_with_conditional_floors_and_deepened_groups_returns_the_exhaustive_optimum(
         case, seed, groups, work, deepen):
     heights, generators = case
-    round_before, certify.DEEPEN_ROUND = certify.DEEPEN_ROUND, 1  # the small problems end in a few rounds
+    gap_before, certify.DEEPEN_GAP = certify.DEEPEN_GAP, 1.0  # deepen in the first round (small problems end soon)
     try:
         certified = Certify(seed_evaluations=0, cuts=2, groups=groups, collect=3, round_work=work,
                             conditional=True, deepen=deepen).run(up_set_problem(heights, generators),
                                                                  Limits(seed=seed))
     finally:
-        certify.DEEPEN_ROUND = round_before
+        certify.DEEPEN_GAP = gap_before
     expected = Exhaustive().run(up_set_problem(heights, generators), Limits())
     assert certified.stopped == "complete"
     assert key(certified) == key(expected)

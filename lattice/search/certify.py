@@ -82,8 +82,8 @@ CLIMB_WORK = 2.0  # `tightened_bound`'s CP-SAT deterministic time per solve
 FIRST_WORK = 10.0  # ... and of its first solve, `certified_bound`'s work limit (at Cargo q = 50 two units proved
 # 0.353 from a GA's cuts where `certified_bound`'s ten proved 0.426)
 BOUND_GROUP = 16  # `tightened_bound`'s group size (Cargo q = 97: 7 groups of 13-14, LOG 0.687 in about 3.5 CPU s)
-DEEPEN_ROUND = 4  # `CertifyLoop.deepen` runs in this round: by then the descent has lowered the cutoff (Cargo q = 50:
-# 0.808 in round 2, where the groups' repair left 0.823), and the band each group walks is narrower
+DEEPEN_GAP = 0.02  # `CertifyLoop.deepen` runs once the cutoff is within this much LOG of the floors' sum (Cargo
+# q = 50: 0.012 from round 2 on, a 36-unit band a group, 52 CPU s; q = 97's 0.046 or more would take the budget)
 GROUP_CUTS = 8  # cuts per round of a group's loop (`CertifyLoop.decompose`)
 FLOAT_SCALE = 10**9  # integer units per unit of a non-LOG loss (losses lie in [0, 1])
 FLOAT_SLACK = 1e-9  # relative float noise allowed for when a float loss is turned into an integer cutoff
@@ -206,9 +206,10 @@ class Certify:
         solve's near-least node is as good a proposal as an exact one: Cargo q = 50 went from 6 units of cost
         per 12-CPU-s exact round to about 12 per 2-CPU-s capped round (results/benchmarks/certify-scale.md).
     deepen : bool
-        Where the groups proved floors (`decompose`): each group walked on past its optimum up to the most its
-        genes can cost below the cutoff (`CertifyLoop.deepen`), so that the program knows every infeasible part
-        of each group in that band.
+        Where the groups proved floors (`decompose`), once the cutoff is within DEEPEN_GAP of their sum: each
+        group walked on past its optimum up to the most its genes can cost below the cutoff
+        (`CertifyLoop.deepen`), so that the program knows every infeasible part of each group in that band
+        (Cargo q = 50: with `conditional`, 0.808 proved optimal in 179 CPU s, where the bound stayed at 0.796).
     conditional : bool
         Where the groups proved floors: for each infeasible solution of the program, each group's least cost
         with the other genes held at the solution's levels, a conditional floor (`CertifyLoop.condition`).
@@ -366,7 +367,7 @@ class CertifyLoop:
             self.cap *= 2
             self.round_work *= 2
             return True
-        if self.search.deepen and self.rounds == DEEPEN_ROUND and self.floors:
+        if self.search.deepen and self.floors and "deepened" not in self.params and self.narrow():
             self.deepen()
         held = solution.node if self.search.conditional and self.floors and not self.feasible(solution.node) else None
         self.answer(solution.node)
@@ -490,6 +491,12 @@ class CertifyLoop:
             stopped_by(sub.body, [])
             self.budget.check_time()
         self.params["deepened"] = len(self.floors)
+
+    def narrow(self) -> bool:
+        """Whether the cutoff lies within DEEPEN_GAP of the floors' sum (`deepen`'s bands are then narrow)."""
+        if self.budget.best is None or self.bound_units is None:
+            return False
+        return self.costs.cutoff(self.budget.best) - self.bound_units <= DEEPEN_GAP * self.costs.denominator
 
     def warm(self, sub: CertifyLoop, others: Sequence[int], held: Node) -> None:
         """Start a group's loop (`deepen`, `condition`) from the archive's infeasible nodes at or above `held`
@@ -913,7 +920,9 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     if groups is None:  # groups of BOUND_GROUP genes where there are three groups' worth, else none
         free = sum(a < b for a, b in zip(problem.box.lower, problem.box.upper))
         groups = BOUND_GROUP if free > 3 * BOUND_GROUP else 0
-    search = Certify(seed_evaluations=0, strategy=strategy, groups=groups, pairs=bool(pairs), name="bound")
+    # no deepened groups, no conditional floors: each costs group proofs, and this bound has a few seconds
+    search = Certify(seed_evaluations=0, strategy=strategy, groups=groups, pairs=bool(pairs), name="bound",
+                     deepen=False, conditional=False)
     loop = CertifyLoop(search, problem, Limits(None, seconds, seed), 0)
     decomposes = loop.decomposes()
     if pairs is None:  # where the groups run, the pair walks cost more than they add (Cargo q = 97: 3 CPU s)
