@@ -164,6 +164,9 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     lines += refinement_lines(r, width)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
+    heuristic = (r.get("parameters") or {}).get("heuristic")
+    if heuristic:  # ARX's practical monotonicity (lattice/search/flash.py): the node is not proved optimal
+        lines.append(f"  heuristic: {heuristic}")
     if r.get("exact") and r["stopped"] != "complete" and not r.get("optimal"):
         lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
     if output is not None:
