@@ -173,3 +173,16 @@ def test_exact_flash_finds_the_optimum_of_tcloseness_case_2(adult_dir: Path, tmp
     assert tuple(report["node"][q] for q in QIS) == node
     assert report["metrics"]["arx_entropy_bits"] == pytest.approx(score, rel=1e-9)
     assert report["exact"] is True and report["stopped"] == "complete"
+
+
+def test_apply_keeps_that_the_node_came_from_practical_monotonicity(tmp_path, capsys):
+    data = tmp_path / "in.csv"
+    data.write_text("a,b\n1,x\n2,y\n1,x\n2,y\n", encoding="utf-8")
+    base = ["--qi", "a", "--k", "2", "--keep-unnamed", "--hierarchy", "a=flat"]
+    assert cli(["anonymize", str(data), *base, "--algorithm", "flash", "--practical-monotonicity", "--output",
+                str(tmp_path / "out.csv")]) == 0
+    assert cli(["apply", str(data), "--report", str(tmp_path / "out.json"), "--output",
+                str(tmp_path / "again.csv")]) == 0
+    applied = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert applied["applied_search"] == {"algorithm": "flash", "exact": False, "heuristic": PRACTICAL}
+    assert f"heuristic: {PRACTICAL}" in capsys.readouterr().out

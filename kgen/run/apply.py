@@ -420,5 +420,14 @@ def apply_node(prepared: api.Prepared, saved: Mapping, source: str, drop_suppres
     recorded = record(prepared, evaluation, suppressed, invocation=invocation, refined=refined)
     history = provenance.for_apply(prepared.table.source, source, saved, recorded.invocation,
                                    prepared.hierarchy_sources, prepared.hierarchies)
-    report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)
+    report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history,
+                                    search=found_by(saved))
     return Applied(released, evaluation, report, suppressed)
+
+
+def found_by(saved: Mapping) -> dict:
+    """How the saved report's node was found: its search, whether exact, and the heuristic it assumed (ARX's
+    practical monotonicity, `lattice/search/flash.py`; None for an exact search)."""
+    parameters = saved.get("parameters")
+    heuristic = parameters.get("heuristic") if isinstance(parameters, Mapping) else None
+    return {"algorithm": saved.get("algorithm"), "exact": saved.get("exact"), "heuristic": heuristic}
