@@ -1,0 +1,78 @@
+"""Flash (lattice/search/flash.py) on ARX's JUnit cases on Adult, run as ARX runs them: `--algorithm flash`,
+with `--practical-monotonicity` where ARX's case sets that flag; prints the table of results/privacy-models.md
+("Flash on ARX's cases").
+
+    python -m benchmarks.flash_cases
+
+Per case: Flash's node and ARX's score of it, its checks (distinct evaluations), and for comparison the checks of
+the other exact searches on the same problem (OLA, best-first, exhaustive). The cases are facts kept in
+tests/test_arx_cases_metrics.py (`CASES`; case 10 and 11 of TestAnonymizationTCloseness repeat 2 and 3 with
+ARX's practical monotonicity). CPU seconds (process time) of each search alone; the machine is shared.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from benchmarks.arx_metric_cases import cases_module
+from benchmarks.common import DATA, machine
+from kgen import Config, prepare, read_csv
+from lattice.search.base import Limits, run_search
+from lattice.search.bestfirst import BestFirst
+from lattice.search.exhaustive import Exhaustive
+from lattice.search.flash import Flash, PracticalFlash
+from lattice.search.ola import OLA
+
+# (ARX's case, the case of tests/test_arx_cases_metrics.py with its facts, ARX's practical-monotonicity flag,
+#  ARX's node and score when the flag changes them)
+PRACTICAL_ANSWERS = {"TCloseness 10": ((1, 4, 1, 0, 3, 1, 2, 1), 390765.61326019815),
+                     "TCloseness 11": ((1, 4, 1, 0, 3, 1, 2, 1), 390765.61326019815)}
+RUNS = [("KAnonymity 0", "KAnonymity 0", False), ("KAnonymity 4", "KAnonymity 0", True),
+        ("TCloseness 2", "TCloseness 2", False), ("TCloseness 3", "TCloseness 3", False),
+        ("TCloseness 6", "TCloseness 6", False), ("TCloseness 7", "TCloseness 7", False),
+        ("TCloseness 10", "TCloseness 2", True), ("TCloseness 11", "TCloseness 3", True)]
+
+
+def prepared_case(module: object, case: object) -> object:
+    """The case's problem as `run_case` builds it (every attribute but the sensitive one a QI)."""
+    adult = DATA / "adult"
+    qis = [c for c in module.COLUMNS if c != case.sensitive]  # type: ignore[attr-defined]
+    config = Config(qi=qis, k=1, suppression=case.suppression, metric=case.metric,  # type: ignore[attr-defined]
+                    sensitive=[case.sensitive] if case.sensitive else [], hierarchy_dir=str(adult),  # type: ignore[attr-defined]
+                    keep_unnamed=True, allow_k1=True)
+    models = [module.build_model(spec, adult) for spec in case.models]  # type: ignore[attr-defined]
+    if not any(isinstance(m, module.KAnonymity) for m in models):  # type: ignore[attr-defined]
+        models.insert(0, module.KAnonymity(1))  # type: ignore[attr-defined]
+    return prepare(read_csv(adult / "adult.csv"), config, models, require_feasible=False)
+
+
+def timed(search: object, prepared: object) -> tuple[object, float]:
+    start = time.process_time()
+    result = run_search(search, prepared.problem(), Limits())  # type: ignore[arg-type, attr-defined]
+    return result, time.process_time() - start
+
+
+def main() -> None:
+    module = cases_module()
+    cases = {c.name: c for c in module.CASES}
+    print(f"# {machine()}")
+    print("| ARX case | practical | ARX's node, score | flash's node | flash's score | flash checks | flash CPU s | "
+          "OLA | best-first | exhaustive | matched |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, source, practical in RUNS:
+        case = cases[source]
+        node, score = PRACTICAL_ANSWERS.get(name, (case.node, case.score))
+        prepared = prepared_case(module, replace(case, name=name))
+        result, seconds = timed(PracticalFlash() if practical else Flash(), prepared)
+        found = result.best.node
+        value = module.arx_score(prepared, found, case.metric)
+        others = [timed(search, prepared)[0].evaluations for search in (OLA(), BestFirst(), Exhaustive())]
+        matched = found == node and abs(value - score) <= 1e-9 * abs(score)
+        print(f"| {name} | {'yes' if practical else 'no'} | {','.join(map(str, node))}; {score} | "
+              f"{','.join(map(str, found))} | {value} | {result.evaluations} | {seconds:.2f} | "
+              f"{' | '.join(map(str, others))} | {'yes' if matched else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()
