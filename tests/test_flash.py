@@ -186,3 +186,16 @@ def test_apply_keeps_that_the_node_came_from_practical_monotonicity(tmp_path, ca
     applied = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
     assert applied["applied_search"] == {"algorithm": "flash", "exact": False, "heuristic": PRACTICAL}
     assert f"heuristic: {PRACTICAL}" in capsys.readouterr().out
+
+
+def test_apply_page_says_the_applied_node_came_from_a_heuristic(tmp_path):
+    data = tmp_path / "in.csv"
+    data.write_text("a,b\n1,x\n2,y\n1,x\n2,y\n", encoding="utf-8")
+    base = ["--qi", "a", "--k", "2", "--keep-unnamed", "--hierarchy", "a=flat", "--quiet"]
+    assert cli(["anonymize", str(data), *base, "--algorithm", "flash", "--practical-monotonicity", "--output",
+                str(tmp_path / "out.csv"), "--html", str(tmp_path / "out.html")]) == 0
+    assert f"heuristic: {PRACTICAL}" in (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert cli(["apply", str(data), "--report", str(tmp_path / "out.json"), "--output", str(tmp_path / "again.csv"),
+                "--quiet"]) == 0
+    assert cli(["report", str(tmp_path / "again.json"), "-o", str(tmp_path / "again.html")]) == 0
+    assert f"heuristic: {PRACTICAL}" in (tmp_path / "again.html").read_text(encoding="utf-8")
