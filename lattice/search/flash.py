@@ -61,25 +61,28 @@ from lattice.search.tags import FEASIBLE, INFEASIBLE, DenseTags, classify
 PRACTICAL = "practical monotonicity assumed"  # the words the report and summary show for the heuristic
 
 
-def strategy_keys(heights: Sequence[int], level_sizes: Sequence[Sequence[int]] | None) -> Callable[[Node], tuple]:
-    """ARX's order of nodes (`FLASHStrategy`): a node's (height / top height, mean of level / QI height, 1 -
-    mean share of distinct values kept), smaller first.
+def strategy_keys(top: Sequence[int], level_sizes: Sequence[Sequence[int]] | None) -> Callable[[Node], tuple]:
+    """ARX's order of nodes (`FLASHStrategy`): a node's (height / the top's height, mean of level / the top's
+    level, 1 - mean share of distinct values kept), smaller first.
+
+    `top` is the top of the searched lattice (ARX's solution space: the hierarchies' heights, or the maximum
+    levels where they are limited, as `--max-level` limits kgen's box).
 
     Computed with ARX's floating-point operations in ARX's order, so that nodes tie exactly where they tie in
     ARX. A figure that is NaN in ARX for every node (a QI of height 0 divides 0 by 0) compares equal there, so
     it is 0 here. `level_sizes`: per QI, its distinct values at each level (None: the third figure is 0).
     """
-    top = float(sum(heights))
+    total = float(sum(top))
     cache: dict[Node, tuple] = {}
 
     def key(node: Node) -> tuple:
         found = cache.get(node)
         if found is not None:
             return found
-        level = float(sum(node)) / top if top else math.nan
+        level = float(sum(node)) / total if total else math.nan
         prec = distinct = 0.0
         for i, x in enumerate(node):
-            prec += float(x) / float(heights[i]) if heights[i] else math.nan
+            prec += float(x) / float(top[i]) if top[i] else math.nan
             if level_sizes is not None:
                 distinct += float(level_sizes[i][x]) / float(level_sizes[i][0])
         n = float(len(node))
@@ -193,7 +196,7 @@ class FlashWalk:
         self.binary = practical or problem.monotone_feasibility  # anonymity tags are predictive
         self.monotone_loss = practical or problem.monotone_loss
         self.linear = not (self.binary and self.monotone_loss)
-        self.key = strategy_keys(problem.heights, problem.level_sizes)
+        self.key = strategy_keys(self.box.upper, problem.level_sizes)
         self.tags = DenseTags(self.box)  # feasible up-sets / infeasible down-sets (binary), checked nodes otherwise
         shape = self.tags.shape
         self.visited = np.zeros(shape, dtype=bool)  # the linear phase's own visits
