@@ -199,3 +199,13 @@ def test_apply_page_says_the_applied_node_came_from_a_heuristic(tmp_path):
                 "--quiet"]) == 0
     assert cli(["report", str(tmp_path / "again.json"), "-o", str(tmp_path / "again.html")]) == 0
     assert f"heuristic: {PRACTICAL}" in (tmp_path / "again.html").read_text(encoding="utf-8")
+
+
+def test_flash_refuses_a_box_it_cannot_tag_and_a_large_linear_walk_without_a_limit():
+    huge = (1,) * 30  # 2^30 nodes: beyond its one-byte-per-node tags
+    with pytest.raises(InputError, match="'flash' handles at most"):
+        Flash().run(up_set_problem(huge, [huge]), Limits())
+    large = (1,) * 22  # 2^22 nodes, feasibility not monotone: the linear phase would keep every evaluation
+    problem = Problem(Oracle(large, lambda node: True), Box.full(large), large, False, True)
+    with pytest.raises(InputError, match="give --max-evaluations or --time-limit"):
+        Flash().run(problem, Limits())

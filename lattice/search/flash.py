@@ -46,6 +46,7 @@ import numpy as np
 
 from lattice.node import Node, height
 from lattice.search.base import (
+    EVALUATE_ALL_MAX_NODES,
     Budget,
     Limits,
     Problem,
@@ -54,6 +55,7 @@ from lattice.search.base import (
     guarded,
     minimal_nodes,
     refuse_box_beyond,
+    require_limit_beyond,
 )
 from lattice.search.ola import level_nodes
 from lattice.search.tags import FEASIBLE, INFEASIBLE, DenseTags, classify
@@ -161,6 +163,9 @@ class Flash:
         refuse_box_beyond(self.name, problem.box, self.max_nodes)
         budget = Budget(problem, limits)
         walk = FlashWalk(budget, self.practical_monotonicity)
+        if walk.linear:  # the linear phase may evaluate (and keep) most of the box, as exhaustive search does
+            require_limit_beyond(self.name, problem, limits, EVALUATE_ALL_MAX_NODES,
+                                 "evaluates every node it cannot rule out when the model or the loss is not monotone")
         params = {"mode": walk.mode, "practical_monotonicity": self.practical_monotonicity}
         if self.practical_monotonicity:
             params["heuristic"] = PRACTICAL
