@@ -209,3 +209,13 @@ def test_flash_refuses_a_box_it_cannot_tag_and_a_large_linear_walk_without_a_lim
     problem = Problem(Oracle(large, lambda node: True), Box.full(large), large, False, True)
     with pytest.raises(InputError, match="give --max-evaluations or --time-limit"):
         Flash().run(problem, Limits())
+
+
+def test_the_python_api_runs_flash_with_practical_monotonicity():
+    import kgen
+
+    config = kgen.Config(qi=["a"], k=2, hierarchies={"a": "flat"}, keep_unnamed=True, algorithm="flash",
+                         practical_monotonicity=True)
+    report = kgen.anonymize({"a": ["1", "2", "1", "2"], "b": ["x", "y", "x", "y"]}, config).report
+    assert report["algorithm"] == "flash" and report["exact"] is False
+    assert report["parameters"] == {"mode": "binary", "practical_monotonicity": True, "heuristic": PRACTICAL}
