@@ -6,8 +6,9 @@ with `--practical-monotonicity` where ARX's case sets that flag; prints the tabl
 
 Per case: Flash's node and ARX's score of it, its checks (distinct evaluations), and for comparison the checks of
 the other exact searches on the same problem (OLA, best-first, exhaustive). The cases are facts kept in
-tests/test_arx_cases_metrics.py (`CASES`; case 10 and 11 of TestAnonymizationTCloseness repeat 2 and 3 with
-ARX's practical monotonicity). CPU seconds (process time) of each search alone; the machine is shared.
+tests/test_arx_cases_metrics.py (`CASES`) and tests/test_arx_cases_grassberger.py; a case with ARX's flag has the
+facts of the case named beside it (case 10 and 11 of TestAnonymizationTCloseness repeat 2 and 3). CPU seconds
+(process time) of each search alone; the machine is shared.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import argparse
 import time
 from dataclasses import replace
 
-from benchmarks.arx_metric_cases import cases_module
+from benchmarks.arx_metric_cases import cases_module, grassberger_cases
 from benchmarks.common import DATA, machine
 from kgen import Config, prepare, read_csv
 from lattice.search.base import Limits, run_search
@@ -31,7 +32,9 @@ PRACTICAL_ANSWERS = {"TCloseness 10": ((1, 4, 1, 0, 3, 1, 2, 1), 390765.61326019
                      "TCloseness 11": ((1, 4, 1, 0, 3, 1, 2, 1), 390765.61326019815)}
 RUNS = [("KAnonymity 0", "KAnonymity 0", False), ("KAnonymity 4", "KAnonymity 0", True),
         ("KAnonymity 5", "KAnonymity 1", True), ("LDiversity 4", "LDiversity 0", True),
-        ("LDiversity 5", "LDiversity 1", True), ("OrderedDistanceTCloseness 4", "OrderedDistanceTCloseness 4", True),
+        ("LDiversity 5", "LDiversity 1", True), ("EntropyLDiversity 4", "LDiversity 0", True),
+        ("EntropyLDiversity 5", "EntropyLDiversity 5", True),
+        ("OrderedDistanceTCloseness 4", "OrderedDistanceTCloseness 4", True),
         ("OrderedDistanceTCloseness 5", "OrderedDistanceTCloseness 1", True),
         ("TCloseness 8", "TCloseness 0", True), ("TCloseness 9", "TCloseness 1", True),
         ("TCloseness 2", "TCloseness 2", False), ("TCloseness 3", "TCloseness 3", False),
@@ -63,7 +66,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="ARX cases to run (default: all)")
     only = parser.parse_args().only
     module = cases_module()
-    cases = {c.name: c for c in module.CASES}
+    cases = {c.name: c for c in [*module.CASES, *grassberger_cases()]}
     print(f"# {machine()}")
     print("| ARX case (the same facts as) | practical | ARX's node; score | flash's node; score | flash checks | "
           "flash CPU s | OLA | best-first | exhaustive | matched |")
