@@ -17,6 +17,9 @@ phases by what is monotone (`FLASHAlgorithm.create`), and so does this search:
   one, and each k-minimal node is the lowest feasible node of its path);
 - feasibility not monotone: the linear phase alone, from every node in level order; with a monotone loss it
   skips the nodes strictly above a feasible node (they cannot cost less), else it evaluates every node.
+  (ARX, when k-anonymity is among such models, first runs a binary phase on k-anonymity alone and skips the
+  nodes it proves not k-anonymous; an evaluation here answers for all models at once, so this search checks
+  those nodes too: the same answer, more checks.)
 
 ARX's "practical monotonicity" (`PracticalFlash`) treats feasibility and loss as monotone whatever the model:
 the binary phase alone, with tagging both ways. On a model that is not monotone (entropy or recursive
