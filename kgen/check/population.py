@@ -6,6 +6,11 @@ its rows counted per released class. Nothing of fitness/ is imported; no code is
 What the file alone cannot show: which population class had subset rows that were all suppressed. With
 DMIN > 0 a population class absent from the release fails the check only when the release suppressed
 nothing (then it had no subset row at all); otherwise it is not judged (docs/privacy-models.md).
+
+ARX's order of checks (a report's `variant: arx` with a `minimal_class_size` above 1): population classes
+absent from the release are let pass, as the run let them; what that rests on, every released class of at least
+the minimal class size, is checked instead. A `definition` check of such a release fails every released class
+and names the population classes without a released row (`cache["notes"]`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from kgen.io.table import CodedColumn, Table, read_table
 from lattice.errors import InputError
 
 TOLERANCE = 1e-9  # equal to a bound meets it
+PRESENCE_VARIANTS = ("definition", "arx")  # written again on purpose: the checker shares nothing with fitness/
 
 
 def file_sha256(path: str) -> str:
@@ -98,10 +104,22 @@ class PopulationRule:
     dmin: float = 0.0
     dmax: float = 1.0
     column: str | None = None  # no sensitive column: the QIs and the population file
+    variant: str = "definition"  # delta-presence: "arx" lets empty population classes pass beside a class size
+    least_class: int = 1  # delta-presence "arx": the minimal class size of the models beside it
 
     def validate(self) -> None:
         if not 0.0 <= self.dmin <= self.dmax <= 1.0:
             raise InputError(f"delta-presence needs 0 <= DMIN <= DMAX <= 1, got {self.dmin}, {self.dmax}")
+        if self.variant not in PRESENCE_VARIANTS:
+            raise InputError(f"unknown delta-presence variant {self.variant!r}; the checker knows "
+                             f"{', '.join(PRESENCE_VARIANTS)}")
+        if isinstance(self.least_class, bool) or not isinstance(self.least_class, int) or self.least_class < 1:
+            raise InputError(f"delta-presence: minimal_class_size must be a whole number >= 1, got "
+                             f"{self.least_class!r}")
+
+    @property
+    def lets_empty_classes_pass(self) -> bool:
+        return self.variant == "arx" and self.least_class > 1
 
     def population(self, report: Mapping) -> Table:
         source = (report.get("provenance") or {}).get("input") or {}
@@ -130,7 +148,21 @@ class PopulationRule:
             return (matched < self.k) & ~starred_class
         share = sizes / np.maximum(matched, 1)
         bad = ((matched == 0) | (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)) & ~starred_class
-        absent = set(counts) - set(keys)
-        if self.dmin > 0 and absent and not starred.any():
-            bad |= ~starred_class  # a population class with no subset row: no release of this node meets DMIN
+        absent = sorted(set(counts) - set(keys))
+        if self.dmin == 0 or not absent:
+            return bad
+        if self.lets_empty_classes_pass:  # ARX's order: they fail as too small; the released classes meet its size
+            return bad | ((sizes < self.least_class) & ~starred_class)
+        if not starred.any():  # nothing suppressed: they had no subset row, and no release of this node meets DMIN
+            cache["notes"].append(empty_classes_note(absent, list(report["quasi_identifiers"]), self.dmin))
+            bad |= ~starred_class
         return bad
+
+
+def empty_classes_note(absent: Sequence[tuple], qis: Sequence[str], dmin: float) -> str:
+    """The line that names the population classes without a released row (at most three, and a count)."""
+    shown = "; ".join("(" + ", ".join(f"{q}={v}" for q, v in zip(qis, key)) + ")" for key in absent[:3])
+    more = f" and {len(absent) - 3} more" if len(absent) > 3 else ""
+    return (f"delta-presence: {len(absent)} population classes have no released row (share 0 < DMIN {dmin:g}): "
+            f"{shown}{more}; a person of such a class is known not to be in the subset, so every released class "
+            "fails (ARX's order of checks, --delta-presence-variant arx, lets them pass beside k or l)")
