@@ -86,7 +86,8 @@ def test_suppression_removes_the_subset_rows_of_a_class_outside_the_bounds(age_h
 
 
 def test_delta_presence_is_monotone_without_suppression_only() -> None:
-    assert DeltaPresence.monotone and not DeltaPresence.monotone_with_suppression
+    model = DeltaPresence(0.1, 0.5, "m")
+    assert model.monotone and not model.monotone_with_suppression
     assert KMapPopulation.monotone and KMapPopulation.monotone_with_suppression
 
 

@@ -316,10 +316,9 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
     starred_class = starred_rows > allowed and not small[starred].any()
     released = ~starred | starred_class
-    released_sizes = np.bincount(classes[released], minlength=sizes.size)
-    released_sizes = released_sizes[released_sizes > 0]
-    kept = np.zeros(bad_class.size, dtype=bool)
-    kept[classes[released]] = True
+    released_counts = np.bincount(classes[released], minlength=sizes.size)
+    kept = released_counts > 0
+    released_sizes = released_counts[kept]
     details = {column: sensitive_figures(m, kept) for column, m in measures.items()}
     return CheckResult(
         rows=n, k=k, classes=int(released_sizes.size),
