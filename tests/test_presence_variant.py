@@ -92,6 +92,7 @@ def test_an_arx_release_records_its_variant_is_checked_as_claimed_and_applied_to
     assert anonymize_cli(files, "--delta-presence-variant", "arx") == 0
     out = capsys.readouterr().out
     assert "ARX's order of checks" in out and "weaker than the definition" in out
+    assert "1 population classes without a subset row let pass beside class size 2" in out
     report = json.loads(Path(files["report"]).read_text())
     model = next(m for m in report["models"] if m["model"] == "delta-presence")
     assert (model["variant"], model["minimal_class_size"]) == ("arx", 2)
@@ -113,7 +114,7 @@ def test_a_definition_check_of_an_arx_release_fails_naming_the_empty_population_
     assert main(["check", files["release"], "--report", files["report"], *restated,
                  "--delta-presence-variant", "definition"]) == 1
     out = capsys.readouterr().out
-    assert "1 population classes have no released row" in out and "(age=30-39)" in out
+    assert "1 population classes have no released row and no research-subset row" in out and "(age=30-39)" in out
     # restating arx asks no more than the report: it passes
     assert main(["check", files["release"], "--report", files["report"], *restated,
                  "--delta-presence-variant", "arx"]) == 0
@@ -192,3 +193,51 @@ def test_the_variant_without_delta_presence_is_one_line_with_exit_2(files, capsy
     with pytest.raises(InputError, match="--delta-presence-variant is for delta-presence"):
         prepare(people(), Config(qi=["age"], k=2, hierarchies={"age": files["hierarchy"]},
                                  delta_presence_variant="arx"))
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_a_class_whose_subset_rows_were_all_suppressed_is_not_an_empty_population_class(files, drop) -> None:
+    """The subset holds 21, 23 and 31: at level 1 30-39's one subset row is below k = 2 and suppressed (written
+    as * or left out). The checker reads the subset and tells that class from one that never had a subset row:
+    the definition's release passes (it used to fail when the suppressed row was left out)."""
+    Path(files["subset"]).write_text("id,age\n0,21\n4,23\n8,31\n")
+    assert anonymize_cli(files, "--suppression", "0.34", *(["--drop-suppressed"] if drop else [])) == 0
+    assert json.loads(Path(files["report"]).read_text())["verified"]["passed"] is True
+    assert main(["check", files["release"], "--report", files["report"]]) == 0
+
+
+def test_the_checker_refuses_a_research_subset_that_is_not_the_runs(files, capsys) -> None:
+    Path(files["subset"]).write_text("id,age\n0,21\n4,23\n8,31\n")
+    assert anonymize_cli(files, "--suppression", "0.34") == 0
+    capsys.readouterr()
+    Path(files["subset"]).write_text("id,age\n0,21\n4,23\n")
+    assert main(["check", files["release"], "--report", files["report"]]) == 2
+    err = capsys.readouterr().err
+    assert "is not the research subset the release was made with" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_arxs_combinations_case_50_on_adult_through_the_command_line(adult_dir: Path, tmp_path: Path,
+                                                                    capsys) -> None:
+    """ARX's Combinations 50 (k = 5, 5 % suppression, ARX's monotonic entropy): the arx variant releases ARX's
+    optimum, its check passes, a definition check fails naming the 43 empty population classes although 104
+    rows were suppressed, and apply writes the same bytes."""
+    from test_arx_cases_office import adult_subset, qis_without
+
+    release, report = tmp_path / "release.csv", tmp_path / "release.json"
+    subset = str(adult_subset(adult_dir, tmp_path))
+    model = ["--delta-presence", "0.05,0.15", "--research-subset", subset]
+    assert main(["anonymize", str(adult_dir / "adult.csv"), "--qi", ",".join(qis_without("occupation")), "--k", "5",
+                 "--suppression", "0.05", "--metric", "arx-entropy", "--hierarchy-dir", str(adult_dir),
+                 "--keep-unnamed", "--sensitive", "occupation", *model, "--delta-presence-variant", "arx",
+                 "--output", str(release)]) == 0
+    saved = json.loads(report.read_text())
+    assert list(saved["node"].values()) == [1, 0, 1, 2, 2, 2, 2, 1] and saved["suppressed"] == 104
+    assert main(["check", str(release), "--report", str(report)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(release), "--report", str(report), *model, "--delta-presence-variant",
+                 "definition"]) == 1
+    assert "43 population classes have no released row and no research-subset row" in capsys.readouterr().out
+    applied = tmp_path / "applied.csv"
+    assert main(["apply", str(adult_dir / "adult.csv"), "--report", str(report), "--output", str(applied)]) == 0
+    assert applied.read_bytes() == release.read_bytes()

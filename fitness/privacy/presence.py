@@ -186,14 +186,13 @@ def read(d: Mapping[str, object]) -> DeltaPresence:
 
 
 def summary(d: Mapping[str, object]) -> str:
-    words = (f"({d.get('dmin')}, {d.get('dmax')})-presence of the research subset {d.get('research_subset')}: each "
-             f"population class's share in the release within the bounds")
-    if d.get("variant") != "arx":
-        return words
     size = d.get("minimal_class_size", 1)
-    let = (f"population classes without a subset row let pass beside minimal class size {size}"
-           if isinstance(size, int) and size > 1 else "no minimal class size beside it: as the definition")
-    return f"{words}, in ARX's order of checks ({let}; weaker than the definition)"
+    arx = ("" if d.get("variant") != "arx" else
+           ", ARX's order of checks (weaker than the definition: population classes without a subset row pass "
+           f"beside minimal class size {size})," if isinstance(size, int) and size > 1 else
+           ", ARX's order of checks (no minimal class size beside it: as the definition),")
+    return (f"({d.get('dmin')}, {d.get('dmax')})-presence{arx} of the research subset {d.get('research_subset')}: "
+            f"each population class's share in the release within the bounds")
 
 
 def refuse(values: Mapping[str, object]) -> str | None:

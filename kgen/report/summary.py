@@ -182,9 +182,9 @@ def population_line(counts: Mapping | None, models: Sequence[Mapping] = ()) -> l
              f"{counts['share_max']:.3f}"]
     arx = next((m for m in models if m.get("model") == "delta-presence" and m.get("variant") == "arx"), None)
     if arx is not None and int(arx.get("minimal_class_size") or 1) > 1:
-        lines.append(f"  delta-presence in ARX's order of checks, weaker than the definition: "
+        lines.append(f"  delta-presence, ARX's order (weaker than the definition): "
                      f"{counts.get('population_classes_without_released_rows', 0)} population classes without a "
-                     f"subset row let pass (too small beside minimal class size {arx['minimal_class_size']})")
+                     f"subset row let pass beside class size {arx['minimal_class_size']}")
     return lines
 
 

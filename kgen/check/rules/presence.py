@@ -13,7 +13,8 @@ from kgen.check.rules import CheckRule
 def read(d: Mapping, dropped: bool) -> PopulationRule:
     """The rule of the variant the description claims (none saved: the definition, as reports before it)."""
     return PopulationRule("delta-presence", dmin=float(d["dmin"]), dmax=float(d["dmax"]),
-                          variant=str(d.get("variant", "definition")), least_class=d.get("minimal_class_size", 1))
+                          variant=str(d.get("variant", "definition")), least_class=d.get("minimal_class_size", 1),
+                          subset=d.get("research_subset"), subset_digest=d.get("subset_digest"))
 
 
 RULE = CheckRule("delta-presence", read=read)
