@@ -241,3 +241,25 @@ def test_arxs_combinations_case_50_on_adult_through_the_command_line(adult_dir: 
     applied = tmp_path / "applied.csv"
     assert main(["apply", str(adult_dir / "adult.csv"), "--report", str(report), "--output", str(applied)]) == 0
     assert applied.read_bytes() == release.read_bytes()
+
+
+def test_a_report_from_before_the_variant_is_read_as_the_definition(files, capsys) -> None:
+    """A report without `variant` (and without the top-level key) is checked, restated and applied as the
+    definition; restating arx against it asks less and is refused (exit 2)."""
+    Path(files["subset"]).write_text("id,age\n0,21\n4,23\n8,31\n")
+    assert anonymize_cli(files, "--suppression", "0.34") == 0
+    report = json.loads(Path(files["report"]).read_text())
+    for model in report["models"]:
+        model.pop("variant", None)
+    report.pop("delta_presence_variant")
+    old = Path(files["dir"]) / "old.json"
+    old.write_text(json.dumps(report))
+    restated = ["--delta-presence", "0.2,0.3", "--research-subset", files["subset"]]
+    assert main(["check", files["release"], "--report", str(old)]) == 0
+    assert main(["check", files["release"], "--report", str(old), *restated]) == 0
+    capsys.readouterr()
+    assert main(["check", files["release"], "--report", str(old), *restated, "--delta-presence-variant", "arx"]) == 2
+    assert "variant = arx" in capsys.readouterr().err
+    applied = Path(files["dir"]) / "applied.csv"
+    assert main(["apply", files["population"], "--report", str(old), "--output", str(applied)]) == 0
+    assert applied.read_bytes() == Path(files["release"]).read_bytes()

@@ -122,8 +122,9 @@ SIGNS = {"higher": 1, "lower": -1}
 
 def asks_less(direction: str, mine: object, theirs: object) -> bool:
     """Whether a restated value `theirs` asks less than the report's `mine`, along `direction`."""
-    if direction.startswith("order:"):
+    if direction.startswith("order:"):  # a report without the key (older than it) is held to the most asked
         ranks = direction.removeprefix("order:").split(",")
+        mine = ranks[-1] if mine is None else mine
         return mine not in ranks or theirs not in ranks or ranks.index(str(theirs)) < ranks.index(str(mine))
     sign = SIGNS.get(direction)
     return sign is None or mine is None or theirs is None or (float(theirs) - float(mine)) * sign < 0  # type: ignore[arg-type]
