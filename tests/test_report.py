@@ -61,6 +61,7 @@ EVERY_OPTION = [
     "--max-sample-uniqueness", "0.1",
     "--l-estimator", "grassberger",
     "--delta-presence", "0,0.5", "--research-subset", "m", "--differential-privacy", "1,1e-6",
+    "--delta-presence-variant", "arx",
     "--dp-search-share", "0.2", "--dp-steps", "7", "--dp-score", "aecs",
     "--practical-monotonicity",
 ]
