@@ -62,14 +62,6 @@ def vars_of(config: Config) -> dict:
     return {name: getattr(config, name) for name in config.__dataclass_fields__}
 
 
-def test_flash_checks_fewer_nodes_than_exhaustive_on_a_monotone_lattice():
-    heights = (4, 4, 3, 3, 2)
-    problem = up_set_problem(heights, [(2, 3, 1, 2, 1), (3, 1, 2, 1, 2), (1, 4, 3, 0, 1)])
-    flash = Flash().run(problem, Limits())
-    assert flash.evaluations < Box.full(heights).size / 4
-    assert sorted(flash.minimal) == sorted([(2, 3, 1, 2, 1), (3, 1, 2, 1, 2), (1, 4, 3, 0, 1)])
-
-
 def test_java_heap_breaks_ties_as_javas_priority_queue():
     """Four equal keys offered a, b, c, d leave Java's PriorityQueue as a, d, c, b (not first in, first out):
     each poll moves the last item to the root, where it stays on a tie."""
