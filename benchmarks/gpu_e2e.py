@@ -91,11 +91,11 @@ def command_line(args: argparse.Namespace, data: Path) -> list[dict[str, object]
     """`kgen anonymize` then `kgen check`, as children."""
     release = args.dir / "release.csv"
     report = args.dir / "release.json"
-    anonymize = [sys.executable, "-m", "kgen", "anonymize", str(data), "--qi", QIS, "--k", str(K), "--suppression",
-                 str(SUPPRESSION), "--device", args.device, "--max-evaluations", str(args.evaluations), "--no-bound",
-                 "--seed", "1", "--output", str(release), "--report", str(report), "--quiet"]
-    check = [sys.executable, "-m", "kgen", "check", str(release), "--qi", QIS, "--k", str(K), "--suppression",
-             str(SUPPRESSION), "--report", str(report)]
+    roles = ["--qi", QIS, "--sensitive", gpu_table.SENSITIVE, "--k", str(K), "--suppression", str(SUPPRESSION)]
+    anonymize = [sys.executable, "-m", "kgen", "anonymize", str(data), *roles, "--device", args.device,
+                 "--max-evaluations", str(args.evaluations), "--no-bound", "--seed", "1", "--output", str(release),
+                 "--report", str(report), "--quiet"]
+    check = [sys.executable, "-m", "kgen", "check", str(release), *roles, "--report", str(report)]
     steps = [{"step": "kgen anonymize", **child(anonymize)}]
     if report.exists():
         figures = json.loads(report.read_text(encoding="utf-8"))
@@ -113,8 +113,8 @@ def phases(args: argparse.Namespace, data: Path) -> list[dict[str, object]]:
     from kgen.run.config import Config
     from kgen.run.pipeline import finish, prepare, search
 
-    config = Config(qi=tuple(gpu_table.COLUMNS), k=K, suppression=SUPPRESSION, device=args.device,
-                    max_evaluations=args.evaluations, seed=1, bound=False)  # as the CLI run: --no-bound
+    config = Config(qi=tuple(gpu_table.COLUMNS), sensitive=(gpu_table.SENSITIVE,), k=K, suppression=SUPPRESSION,
+                    device=args.device, max_evaluations=args.evaluations, seed=1, bound=False)  # --no-bound
     state: dict[str, object] = {}
     steps: list[tuple[str, Callable[[], object]]] = [
         ("read", lambda: state.setdefault("table", read_table(data))),

@@ -28,9 +28,9 @@ part1)
     KGEN_DEVICE_TEST_SCALE=0.25 timeout 80 python3 -m pytest -q -x -p no:cacheprovider -k cupy \
         tests/test_device_evaluator.py 2>&1 \
         | tail -15 | tee "$out/tests.txt"
-    timeout 400 python3 -m benchmarks.gpu --device gpu --rows 1000000,4000000,20000000,100000000 --nodes 8 \
+    timeout 370 python3 -m benchmarks.gpu --device gpu --rows 1000000,4000000,20000000,100000000 --nodes 8 \
         --case-nodes 4 --cpu-nodes 2,2,1,0 --batch 100 --cpu-batch 1000000,4000000 --ga 5000 --ga-cpu 500 \
-        --deadline 220 --out "$out/gpu-gpu.md" 2>&1 | tee "$out/bench.log"
+        --deadline 190 --out "$out/gpu-gpu.md" 2>&1 | tee "$out/bench.log"
     ;;
 part2)
     timeout 300 python3 -m benchmarks.gpu_e2e --rows 100000000 --device gpu --evaluations 5000 --phases \

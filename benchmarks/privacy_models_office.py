@@ -46,6 +46,7 @@ from lattice.search.base import Limits
 from lattice.search.bestfirst import BestFirst
 from lattice.search.certify import Certify
 from lattice.search.exhaustive import Exhaustive
+from lattice.search.flash import Flash
 from lattice.search.incognito import Incognito
 from lattice.search.kgen_ga import KGen
 from lattice.search.ola import OLA
@@ -155,11 +156,17 @@ def run_case(label: str, prepared: object, check: Callable, rows: list) -> None:
         print(rows[-1], flush=True)
 
 
+# the searches a run is limited to (`--searches`); None: every one
+CHOSEN: set[str] | None = None
+
+
 def searches(monotone: bool) -> list[tuple[str, object, Limits]]:
-    exact = [("exhaustive", Exhaustive()), ("bestfirst", BestFirst()), ("ola", OLA()), ("incognito", Incognito())]
+    exact = [("exhaustive", Exhaustive()), ("bestfirst", BestFirst()), ("ola", OLA()), ("incognito", Incognito()),
+             ("flash", Flash())]
     if monotone:
         exact.append(("certify", Certify()))
-    return [(n, s, Limits()) for n, s in exact] + [("kgen (GA, seed 0)", KGen(), Limits(seed=0))]
+    every = [(n, s, Limits()) for n, s in exact] + [("kgen (GA, seed 0)", KGen(), Limits(seed=0))]
+    return [entry for entry in every if CHOSEN is None or entry[0].split(" ")[0] in CHOSEN]
 
 
 # (epsilon, delta, search share, score) of the SafePub rows: the defaults (share 0.1, precision), ARX's JUnit
@@ -199,7 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("population", "uniqueness", "grassberger"),
                         help="only delta-presence and k-map with a population, only the uniqueness thresholds, or "
                              "only entropy l-diversity with Grassberger's estimator")
+    parser.add_argument("--searches", help="only these searches, comma-separated (flash,ola,kgen,...)")
     args = parser.parse_args(argv)
+    global CHOSEN
+    CHOSEN = set(args.searches.split(",")) if args.searches else None
     if args.safepub:
         headers = ("(epsilon, delta), search share", "score", "seed", "beta", "k", "sampled", "node", "LOG",
                    "classes", "suppressed", "steps", "evaluations", "CPU s", "check")

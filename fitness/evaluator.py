@@ -24,7 +24,7 @@ import numpy as np
 from fitness import kernel
 from fitness.encoding import EncodedTable
 from fitness.metrics import aecs, discernibility, suppressed_fraction
-from fitness.models import PrivacyModel
+from fitness.models import PrivacyModel, in_company
 from fitness.objective import Objective, Precision
 from fitness.partition import Partition
 from fitness.rollup import RollupCache
@@ -152,7 +152,7 @@ class NodeEvaluator:
         if kernel not in KERNELS:
             raise ValueError(f"unknown kernel {kernel!r}")
         self.table = table
-        self.models = tuple(models)
+        self.models = tuple(in_company(models))  # a model that depends on the others is told them
         # the per-class models, then those that judge the released classes together (asked last: `violating`)
         self.per_class = tuple(m for m in self.models if not getattr(m, "sample_based", False))
         self.sample_based = tuple(m for m in self.models if getattr(m, "sample_based", False))

@@ -18,6 +18,7 @@ the order lexicographic: "100" < "20"). See docs/privacy-models.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -122,6 +123,10 @@ class PrivacyModel(Protocol):
     then asks it last, `enforce(partition, table, suppressed, limit) -> mask`, with the classes the per-class
     models suppress and the most rows the limit allows, for the further classes to suppress
     (`fitness.privacy.average_risk`, `fitness.privacy.uniqueness`).
+
+    A model whose verdict depends on the models beside it may declare `beside(others) -> model`: the model as
+    it runs next to `others` (delta-presence under ARX's order of checks lets population classes without a
+    subset row pass only beside a model with a minimal class size). `in_company` asks it.
     """
 
     name: str
@@ -142,6 +147,17 @@ class PrivacyModel(Protocol):
     def describe(self) -> dict:
         """{"model": family, **params}: what a report saves and `fitness.privacy.read_model` reads back."""
         ...
+
+
+def in_company(models: Sequence[PrivacyModel]) -> list[PrivacyModel]:
+    """The models as they run together: each that declares `beside` is handed the others (idempotent).
+
+    Why here and not in each model's builder: the run builds models family by family and `kgen apply` reads
+    them one description at a time; the evaluator and the registry both settle the combination through this
+    one function, so a model never judges alone what depends on its company.
+    """
+    return [m.beside([o for o in models if o is not m]) if hasattr(m, "beside") else m  # type: ignore[attr-defined]
+            for m in models]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,32 @@ exceeds N (G(N) - ln l), but G(1) < 0, so a later value seen once can bring the 
 thus rejects classes that meet H_G >= ln l (depending on the order of its hash buckets), suppresses more, and
 finds some nodes infeasible that are feasible; kgen's optimum scores less than ARX's (`UNMATCHED`, kept as
 facts, and `test_arxs_running_sum_rejects_a_class_that_meets_the_bound`).
+
+Why ARX's order is not offered as an estimator (an experiment of 2026-11-26: ARX's running-sum check put in place
+of kgen's, the same bestfirst search, cases 0, 2 and 3). ARX's codes are known: its dictionary numbers a column's
+values in order of first appearance (Adult's occupation: Adm-clerical 0, Exec-managerial 1, ..., Priv-house-serv
+13), and a class's `Distribution` is an open-addressing table (home bucket = code & (capacity - 1), linear probing,
+rehash past 3/4 full), so on Adult (14 values) a class of 7 or more values is read in code order whatever built it.
+A class of 6 or fewer is read in an order that depends on how ARX built its table for that check: from the rows
+(capacity 8, values inserted in row order), by roll-up from the classes of the node ARX checked just before (the
+first piece's table kept, the others merged in bucket order), or from a snapshot in ARX's history cache (a fresh
+table sized to the first piece). The orders tried, with ARX's nodes and scores:
+
+    order of the sum                           case 0 node, score        case 3 node, score        case 2
+    value codes (capacity >= 16)               ARX's, 216700.930         ARX's, 180711.592         ARX's, same
+    rows, capacity 8 (ARX's from-scratch)      ARX's, 216222.216         ARX's, 180456.491         ARX's, same
+    rows, least capacity (snapshot-sized)      ARX's, 216222.216         ARX's, 180353.911         ARX's, same
+    ARX                                        216092.124                180347.433
+
+Every order gives ARX's three nodes, none ARX's scores of 0 and 3 (the suppressed rows differ). At case 0's node
+exactly one choice among the 15 classes a tried order rejects gives ARX's score; the from-scratch check differs
+from it in two classes (23 rows seen 10, 5, 3, 2, 2, 1 times: accepted by ARX; 6 rows seen 2, 1, 1, 1, 1: rejected
+by ARX), and one roll-up from a from-scratch check at 14 of the 143 nodes below reproduces it, while the others
+give 5 other scores: ARX's verdict on a class depends on which node its search checked before. At case 3's node (47
+such classes) no from-scratch check, no one-step roll-up or snapshot (107 nodes below) and no two-step roll-up
+through a direct predecessor gives ARX's score. Reproducing it would mean emulating ARX's whole search state
+(Flash's order, its snapshot cache and storage triggers, the order of every check's classes), and `kgen check`
+could not verify such a model from the written file; so kgen keeps the definition.
 """
 
 from __future__ import annotations

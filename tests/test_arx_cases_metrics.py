@@ -231,7 +231,8 @@ def test_arx_case_gives_arxs_optimum_and_score(adult_dir: Path, case: Case) -> N
 def test_exact_search_beats_arxs_practical_monotonicity_heuristic(adult_dir: Path) -> None:
     """TestAnonymizationTCloseness case 10 is case 2 run with ARX's practical monotonicity (ARX assumes the
     non-monotone hierarchical t-closeness monotone): ARX's answer (1, 4, 1, 0, 3, 1, 2, 1) scores
-    390765.61326019815; the exact optimum is case 2's, which scores less."""
+    390765.61326019815; the exact optimum is case 2's, which scores less. ARX's answer itself comes out of
+    `--algorithm flash --practical-monotonicity` (tests/test_flash.py)."""
     practical = Case("TCloseness 10", 0.04, E, "occupation", (("k", 5), ("hierarchical", 0.2)),
                      (1, 4, 1, 0, 3, 1, 2, 1), 390765.61326019815)
     node, score = run_case(practical, adult_dir)

@@ -12,30 +12,27 @@ metrics, compare the optimal transformation only; with ARX's metric variants (`-
 `arx-entropy-nm`, `arx-dm`, `arx-loss`) tests/test_arx_cases_metrics.py compares transformation and score, and
 reproduces the two beta-likeness cases at 100 % suppression that kgen's `loss` does not.
 
-Below them: TestAnonymizationCombinations's cases with delta-presence (five of them pinned: ARX lets population
-classes without subset rows pass next to a minimal class size) and TestAnonymizationSubset's (ARX's Inclusion,
-kgen's `--delta-presence 0,1`); results/privacy-models.md, "ARX's remaining cases on Adult".
+Below them: TestAnonymizationCombinations's cases with delta-presence (five of them reproduced with
+`--delta-presence-variant arx` only: ARX lets population classes without subset rows pass next to a minimal class
+size) and TestAnonymizationSubset's (ARX's Inclusion, kgen's `--delta-presence 0,1`); results/privacy-models.md,
+"ARX's remaining cases on Adult".
 """
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fitness.models import TOLERANCE, KAnonymity
+from fitness.models import KAnonymity
 from fitness.objective import OBJECTIVES, cell_costs
-from fitness.partition import Partition
 from fitness.privacy.average_risk import AverageRisk
 from fitness.privacy.hierarchical_t import HierarchicalTCloseness
 from fitness.privacy.kmap import KMap
 from fitness.privacy.likeness import BetaLikeness
-from fitness.privacy.presence import DeltaPresence
 from kgen import Config, prepare, read_csv
-from kgen.run.prepare import models_for
 from lattice.hierarchy import Hierarchy
 from lattice.search.base import Limits
 from lattice.search.bestfirst import BestFirst
@@ -206,11 +203,14 @@ def population_config(adult_dir: Path, suppression: float, metric: str, **model:
                   hierarchy_dir=str(adult_dir), keep_unnamed=True, **model)
 
 
+@pytest.mark.parametrize("variant", ["definition", "arx"])
 @pytest.mark.parametrize("dmin, dmax, suppression, metric, node, score", slow_with_suppression(DELTA_PRESENCE))
 def test_delta_presence_gives_arxs_optimum(adult_dir: Path, tmp_path: Path, dmin: float, dmax: float,
-                                           suppression: float, metric: str, node: tuple, score: float | None) -> None:
+                                           suppression: float, metric: str, node: tuple, score: float | None,
+                                           variant: str) -> None:
+    """ARX's DPresence cases have no model with a minimal class size: ARX's order of checks is the definition."""
     config = population_config(adult_dir, suppression, metric, delta_presence=f"{dmin},{dmax}",
-                               research_subset=str(adult_subset(adult_dir, tmp_path)))
+                               research_subset=str(adult_subset(adult_dir, tmp_path)), delta_presence_variant=variant)
     found, value = population_optimum(adult_dir / "adult.csv", config, metric)
     assert found == node
     if score is not None:
@@ -258,11 +258,12 @@ COMBINATIONS_DELTA_PRESENCE = [
 ]
 
 
-def combination_config(adult_dir: Path, folder: Path, models: tuple, suppression: float, metric: str) -> Config:
+def combination_config(adult_dir: Path, folder: Path, models: tuple, suppression: float, metric: str,
+                       variant: str = "definition") -> Config:
     fields = {"k": 1, **combination(adult_dir, *models)}
     return Config(qi=qis_without("occupation"), suppression=suppression, metric=metric, allow_k1=True,
                   hierarchy_dir=str(adult_dir), keep_unnamed=True, delta_presence="0.05,0.15",
-                  research_subset=str(adult_subset(adult_dir, folder)), **fields)
+                  research_subset=str(adult_subset(adult_dir, folder)), delta_presence_variant=variant, **fields)
 
 
 def slow_with_suppression_of(cases: list, at: int) -> list:
@@ -270,37 +271,29 @@ def slow_with_suppression_of(cases: list, at: int) -> list:
     return [pytest.param(*c, marks=pytest.mark.slow) if c[at] else c for c in cases]
 
 
-@pytest.mark.parametrize("case, models, suppression, metric, node, score",
-                         slow_with_suppression_of(COMBINATIONS_DELTA_PRESENCE, 2),
-                         ids=[f"Combinations {c[0]}" for c in COMBINATIONS_DELTA_PRESENCE])
+def combination_cases(variant: str) -> list:
+    """The combined cases under a variant: the definition's fast ones in the default suite, ARX's order's only
+    where it costs nothing (the rest slow: each evaluates most of the lattice, 4 to 7 CPU s)."""
+    return [pytest.param(*c, variant, marks=pytest.mark.slow, id=f"Combinations {c[0]} {variant}")
+            if c[2] or (variant == "arx" and c[1] != ("t",)) else pytest.param(*c, variant,
+                                                                              id=f"Combinations {c[0]} {variant}")
+            for c in COMBINATIONS_DELTA_PRESENCE]
+
+
+@pytest.mark.parametrize("case, models, suppression, metric, node, score, variant",
+                         combination_cases("definition") + combination_cases("arx"))
 def test_delta_presence_combined_gives_arxs_optimum(adult_dir: Path, tmp_path: Path, case: str, models: tuple,
                                                     suppression: float, metric: str, node: tuple,
-                                                    score: float) -> None:
-    config = combination_config(adult_dir, tmp_path, models, suppression, metric)
+                                                    score: float, variant: str) -> None:
+    """Where ARX's optimum has no population class without a subset row, both variants give it."""
+    config = combination_config(adult_dir, tmp_path, models, suppression, metric, variant)
     assert population_optimum(adult_dir / "adult.csv", config, metric) == (node, pytest.approx(score, rel=1e-12))
-
-
-@dataclass(frozen=True)
-class PresenceAsArxWithMinimalClassSize(DeltaPresence):
-    """delta-presence as ARX enforces it next to a model with a minimal class size (k-anonymity's k,
-    l-diversity's l): ARX's `HashGroupify.isPrivacyModelFulfilled` tests the class size first, so a population
-    class with no subset row (size 0 < k) fails as "too small", never as delta-presence, and ARX's rule that such
-    a class fails the whole transformation (it cannot be suppressed) is not reached. Written here only to show
-    that this alone makes ARX's optima; kgen keeps the rule (`DeltaPresence.violating`)."""
-
-    def violating(self, partition: Partition, table: object) -> np.ndarray:
-        share = partition.sizes / np.maximum(partition.population, 1)
-        return (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)
-
-
-def as_arx(models: list) -> list:
-    return [PresenceAsArxWithMinimalClassSize(m.dmin, m.dmax, m.subset) if isinstance(m, DeltaPresence) else m
-            for m in models]
 
 
 # The combined cases with a minimal class size where ARX's optimum leaves population classes with no subset row
 # (share 0 < DMIN = 0.05: a person of such a class is known not to be in the subset), which breaks
-# delta-presence; kgen's optimum keeps every population class within the bounds.
+# delta-presence as defined; kgen's default optimum keeps every population class within the bounds, and
+# `--delta-presence-variant arx` (ARX's order of checks: the class size first) gives ARX's optimum and score.
 ARX_EMPTY_CLASSES_PASS = [
     # (ARX's case, models, suppression, metric, ARX's optimum and score, kgen's optimum and score)
     ("1", ("k",), 0.0, "entropy", (0, 2, 1, 2, 3, 2, 2, 1), 35461.300017243804,
@@ -319,15 +312,17 @@ ARX_EMPTY_CLASSES_PASS = [
 @pytest.mark.parametrize("case, models, suppression, metric, arx_node, arx_score, node, score",
                          slow_with_suppression_of(ARX_EMPTY_CLASSES_PASS, 2),
                          ids=[f"Combinations {c[0]}" for c in ARX_EMPTY_CLASSES_PASS])
-def test_arxs_optimum_with_a_minimal_class_size_lets_empty_population_classes_pass(
+def test_the_arx_variant_gives_arxs_optimum_where_empty_population_classes_pass(
         adult_dir: Path, tmp_path: Path, case: str, models: tuple, suppression: float, metric: str,
         arx_node: tuple, arx_score: float, node: tuple, score: float) -> None:
-    """kgen's optimum holds delta-presence on every population class; with ARX's order of checks (the test's
-    `PresenceAsArxWithMinimalClassSize`, nothing else changed) kgen's search finds ARX's optimum and score."""
+    """`--delta-presence-variant arx` finds ARX's optimum and score; the definition (the default) a node that
+    holds delta-presence on every population class, at a higher score."""
+    arx = combination_config(adult_dir, tmp_path, models, suppression, metric, "arx")
+    assert population_optimum(adult_dir / "adult.csv", arx, metric) == (arx_node, pytest.approx(arx_score,
+                                                                                                rel=1e-12))
     config = combination_config(adult_dir, tmp_path, models, suppression, metric)
     assert population_optimum(adult_dir / "adult.csv", config, metric) == (node, pytest.approx(score, rel=1e-12))
-    arx = population_optimum(adult_dir / "adult.csv", config, metric, as_arx(models_for(config)))
-    assert arx == (arx_node, pytest.approx(arx_score, rel=1e-12)) and arx_score < score
+    assert arx_score < score
 
 
 @pytest.mark.parametrize("case, models, suppression, metric, arx_node, arx_score, node, score",
@@ -335,12 +330,14 @@ def test_arxs_optimum_with_a_minimal_class_size_lets_empty_population_classes_pa
 def test_at_arxs_optimum_only_population_classes_without_subset_rows_break_delta_presence(
         adult_dir: Path, tmp_path: Path, case: str, models: tuple, suppression: float, metric: str,
         arx_node: tuple, arx_score: float, node: tuple, score: float) -> None:
-    """The cheap half of the test above (one node, every case): at ARX's optimum kgen's model fails only because
-    population classes without a subset row exist; with them let pass, the node holds within the limit."""
-    config = combination_config(adult_dir, tmp_path, models, suppression, metric)
+    """The cheap half of the test above (one node, every case): at ARX's optimum the definition fails only
+    because population classes without a subset row exist; the arx variant lets them pass, and the node holds
+    within the limit."""
     table = read_csv(adult_dir / "adult.csv")
-    kgen_says = prepare(table, config, require_feasible=False).evaluator
-    arx_says = prepare(table, config, as_arx(models_for(config)), require_feasible=False).evaluator
+    kgen_says = prepare(table, combination_config(adult_dir, tmp_path, models, suppression, metric),
+                        require_feasible=False).evaluator
+    arx_says = prepare(table, combination_config(adult_dir, tmp_path, models, suppression, metric, "arx"),
+                       require_feasible=False).evaluator
     assert kgen_says.partition(arx_node, True).population_only > 0
     assert not kgen_says.evaluate(arx_node).feasible and arx_says.evaluate(arx_node).feasible
     assert kgen_says.evaluate(node).feasible

@@ -24,7 +24,7 @@ from lattice.search.base import Limits
 from lattice.search.certify import Certify, certified_bound
 from lattice.search.kgen_ga import KGen
 
-EXACT = ["exhaustive", "bestfirst", "ola", "incognito", "certify"]
+EXACT = ["exhaustive", "bestfirst", "ola", "incognito", "certify", "flash"]
 HEURISTIC = ["kgen", "random", "samarati", "datafly"]
 
 

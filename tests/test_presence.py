@@ -86,7 +86,8 @@ def test_suppression_removes_the_subset_rows_of_a_class_outside_the_bounds(age_h
 
 
 def test_delta_presence_is_monotone_without_suppression_only() -> None:
-    assert DeltaPresence.monotone and not DeltaPresence.monotone_with_suppression
+    model = DeltaPresence(0.1, 0.5, "m")
+    assert model.monotone and not model.monotone_with_suppression
     assert KMapPopulation.monotone and KMapPopulation.monotone_with_suppression
 
 
@@ -138,15 +139,19 @@ def population_problems(draw):
             columns[f"q{j}"] = [draw(st.sampled_from("abcd")) for _ in range(n)]
     members = [True] + [draw(st.booleans()) for _ in range(n - 1)]
     suppression = draw(st.sampled_from([0.0, 0.1, 0.3]))
-    return columns, members, suppression, draw(st.sampled_from(["presence", "kmap"])), draw(st.integers(0, 3))
+    return columns, members, suppression, draw(st.sampled_from(["presence", "presence-arx", "kmap"])), \
+        draw(st.integers(0, 3))
 
 
 def problem_of(case, folder: Path):
     columns, members, suppression, name, choice = case
     qis = list(columns)
     base = dict(qi=qis, k=1, allow_k1=True, suppression=suppression, keep_unnamed=True)
-    if name == "presence":
+    if name.startswith("presence"):
         dmin, dmax = ((0.0, 0.5), (0.1, 0.6), (0.2, 0.9), (0.0, 0.34))[choice]
+        if name == "presence-arx":  # ARX's order of checks beside k = 2: not monotone, no search may prune on it
+            base = {**base, "k": 2, "delta_presence_variant": "arx"}
+            members = [True, True, *members[2:]]  # k = 2 needs two released rows
         data = {**columns, "m": ["1" if m else "0" for m in members]}
         return data, Config(**base, delta_presence=f"{dmin},{dmax}", research_subset="m")
     population = folder / "population.csv"  # the population: every row; the sample: the members

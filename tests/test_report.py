@@ -61,7 +61,9 @@ EVERY_OPTION = [
     "--max-sample-uniqueness", "0.1",
     "--l-estimator", "grassberger",
     "--delta-presence", "0,0.5", "--research-subset", "m", "--differential-privacy", "1,1e-6",
+    "--delta-presence-variant", "arx",
     "--dp-search-share", "0.2", "--dp-steps", "7", "--dp-score", "aecs",
+    "--practical-monotonicity",
 ]
 
 
@@ -195,7 +197,7 @@ def test_reports_keep_their_key_order(people: Path, tmp_path: Path) -> None:
                      str(tmp_path / "again.csv"), "--quiet"]) == 0
     applied = json.loads((tmp_path / "again.json").read_text())
     assert list(applied) == [*reporting.APPLY_KEYS, "verified"]
-    assert list(applied)[:3] == ["applied_report", "input", "holds"]
+    assert list(applied)[:4] == ["applied_report", "applied_search", "input", "holds"]
 
 
 def test_verified_is_written_only_after_the_check_ran(people: Path, tmp_path: Path, monkeypatch) -> None:

@@ -22,6 +22,7 @@ from lattice.box import Box
 from lattice.node import leq, precision_loss
 from lattice.search.base import DEFAULT_MAX_EVALUATIONS, Budget, Limits, Problem, SearchResult, Stopped, StopSearch
 from lattice.search.exhaustive import Exhaustive
+from lattice.search.flash import Flash
 from lattice.search.kgen_ga import KGen
 from lattice.search.ola import OLA, level_nodes
 from lattice.search.random_search import RandomSearch
@@ -110,12 +111,14 @@ def test_ola_without_monotone_feasibility_still_equals_exhaustive(case, seed):
     assert outcome(OLA().run(problem, Limits())) == outcome(Exhaustive().run(problem, Limits()))
 
 
-def test_ola_tags_save_evaluations_against_exhaustive():
+@pytest.mark.parametrize("search", [OLA, Flash], ids=["ola", "flash"])
+def test_pruning_searches_save_evaluations_against_exhaustive_on_a_monotone_lattice(search: type) -> None:
+    """OLA's tags and Flash's binary phase each check under a quarter of the lattice and find its minimal set."""
     heights = (4, 4, 3, 3, 2)
     problem = up_set_problem(heights, [(2, 3, 1, 2, 1), (3, 1, 2, 1, 2), (1, 4, 3, 0, 1)])
-    ola = OLA().run(problem, Limits())
-    assert ola.evaluations < Box.full(heights).size / 4
-    assert sorted(ola.minimal) == sorted([(2, 3, 1, 2, 1), (3, 1, 2, 1, 2), (1, 4, 3, 0, 1)])
+    result = search().run(problem, Limits())
+    assert result.evaluations < Box.full(heights).size / 4
+    assert sorted(result.minimal) == sorted([(2, 3, 1, 2, 1), (3, 1, 2, 1, 2), (1, 4, 3, 0, 1)])
 
 
 def test_ola_with_nothing_feasible_returns_no_best():

@@ -20,13 +20,14 @@ import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from fitness.models import PrivacyModel
+from fitness.models import PrivacyModel, in_company
 from fitness.parameters import Constraint
 from lattice.errors import InputError
 
 # The kinds of file a parameter may name (`Parameter.resource`), each read by kgen into the object `build` gets.
 RESOURCES = ("hierarchy", "table")
-STRICTER = ("higher", "lower")  # and, in `ModelFamily.stricter_keys` only, "derived": a figure not compared
+STRICTER = ("higher", "lower")  # and, in `ModelFamily.stricter_keys` only, "derived" (a figure not compared)
+# or "order:A,B" (a choice's values from the least to the most asked: `kgen.check.claims.asks_less`)
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def build_models(values: Mapping[str, object], sensitive: Sequence[str]) -> list
     for family in FAMILIES.values():
         if family.asked(values):
             models.extend(family.build(values, sensitive))
-    return models
+    return in_company(models)
 
 
 def read_model(description: Mapping[str, object]) -> PrivacyModel:

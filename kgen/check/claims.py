@@ -115,8 +115,19 @@ def claims_of(report: Mapping, source: str) -> Claims:
 
 # The ways a description key may move in a restatement (its family says which, `directions` below): "higher"
 # or "lower" asks more of a release that way; "derived" is a figure computed from the others (k-map's k'),
-# checked through them. Any other key must be restated as the report has it.
+# checked through them; "order:A,B" lists a choice's values from the least to the most asked (delta-presence's
+# variant: "order:arx,definition"). Any other key must be restated as the report has it.
 SIGNS = {"higher": 1, "lower": -1}
+
+
+def asks_less(direction: str, mine: object, theirs: object) -> bool:
+    """Whether a restated value `theirs` asks less than the report's `mine`, along `direction`."""
+    if direction.startswith("order:"):  # a report without the key (older than it) is held to the most asked
+        ranks = direction.removeprefix("order:").split(",")
+        mine = ranks[-1] if mine is None else mine
+        return mine not in ranks or theirs not in ranks or ranks.index(str(theirs)) < ranks.index(str(mine))
+    sign = SIGNS.get(direction)
+    return sign is None or mine is None or theirs is None or (float(theirs) - float(mine)) * sign < 0  # type: ignore[arg-type]
 
 
 def weaker_model(claimed: Mapping, asked: Sequence[Mapping], directions: Mapping[str, Mapping[str, str]]) -> str | None:
@@ -131,8 +142,7 @@ def weaker_model(claimed: Mapping, asked: Sequence[Mapping], directions: Mapping
             mine, theirs = claimed.get(key), a.get(key)
             if mine == theirs or key in ("model", "sensitive") or order.get(key) == "derived":
                 continue
-            sign = SIGNS.get(order.get(key, ""))
-            if sign is None or mine is None or theirs is None or (float(theirs) - float(mine)) * sign < 0:
+            if asks_less(order.get(key, ""), mine, theirs):
                 column = f" on {claimed['sensitive']!r}" if claimed.get("sensitive") else ""
                 return (f"the restated {claimed['model']}{column} has {key} = {theirs}, the report "
                         f"{key} = {mine}")
@@ -173,6 +183,7 @@ def check_models(table: Table, claims: Claims, verdict: Verdict, report: Mapping
                        for m in shown)
     if result.violating_rows:
         verdict.fail(f"{len(result.violating_rows)} released rows in classes that break {models}")
+        verdict.lines.extend(f"    {note}" for note in result.notes)
     else:
         verdict.ok(f"{models} on {len(claims.qis)} QIs: {result.classes} classes, smallest {result.smallest_class}")
     suppressed = (claims.rows - table.n) if claims.dropped and claims.rows is not None else result.suppressed_rows

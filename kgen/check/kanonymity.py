@@ -45,6 +45,7 @@ class CheckResult:
     details: dict = field(default_factory=dict)
     starred_rows: int = 0  # rows with `*` in every QI (suppressed, or one class when beyond the limit)
     starred_class: bool = False  # the `*` rows exceed the limit and form a class that meets the model
+    notes: list[str] = field(default_factory=list)  # why a rule failed beyond the classes (a rule's own words)
 
     @property
     def passed(self) -> bool:
@@ -307,23 +308,24 @@ def check_k_anonymity(table: Table, qis: Sequence[str], k: int, suppression: flo
     sizes = np.bincount(classes)
     starred = suppressed_mask(table, qis)
     starred_rows = int(starred.sum())
-    bad_class, measures = breaking_classes(table, classes, sizes, k, rules, starred, context)
+    notes: list[str] = []  # a rule may say why it fails the release beyond its classes (`cache["notes"]`)
+    bad_class, measures = breaking_classes(table, classes, sizes, k, rules, starred, {**(context or {}),
+                                                                                      "notes": notes})
     small = bad_class[classes]
     violating = np.flatnonzero(small & ~starred) + 1
     # within the limit the `*` rows are suppressed (not a class); beyond it they must form a class of their own
     starred_class = starred_rows > allowed and not small[starred].any()
     released = ~starred | starred_class
-    released_sizes = np.bincount(classes[released], minlength=sizes.size)
-    released_sizes = released_sizes[released_sizes > 0]
-    kept = np.zeros(bad_class.size, dtype=bool)
-    kept[classes[released]] = True
+    released_counts = np.bincount(classes[released], minlength=sizes.size)
+    kept = released_counts > 0
+    released_sizes = released_counts[kept]
     details = {column: sensitive_figures(m, kept) for column, m in measures.items()}
     return CheckResult(
         rows=n, k=k, classes=int(released_sizes.size),
         smallest_class=int(released_sizes.min()) if released_sizes.size else 0,
         suppressed_rows=0 if starred_class else starred_rows,
         violating_rows=violating.tolist(), allowed=allowed, details=details,
-        starred_rows=starred_rows, starred_class=starred_class,
+        starred_rows=starred_rows, starred_class=starred_class, notes=notes,
     )
 
 

@@ -4,8 +4,15 @@ recorded, each of its rows generalized to the report's node through the report's
 its rows counted per released class. Nothing of fitness/ is imported; no code is shared with the evaluator.
 
 What the file alone cannot show: which population class had subset rows that were all suppressed. With
-DMIN > 0 a population class absent from the release fails the check only when the release suppressed
-nothing (then it had no subset row at all); otherwise it is not judged (docs/privacy-models.md).
+DMIN > 0 a population class absent from the release fails the check when it has no subset row at all: the
+research subset is read too (the file the report names, its SHA-256 compared, or the input's 0/1 column) and
+generalized at the node, so a class whose subset rows were all suppressed (written as * or left out) is told
+from one that never had any (docs/privacy-models.md).
+
+ARX's order of checks (a report's `variant: arx` with a `minimal_class_size` above 1): population classes
+absent from the release are let pass, as the run let them; what that rests on, every released class of at least
+the minimal class size, is checked instead. A `definition` check of such a release fails every released class
+and names the population classes without a released row (`cache["notes"]`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from kgen.io.table import CodedColumn, Table, read_table
 from lattice.errors import InputError
 
 TOLERANCE = 1e-9  # equal to a bound meets it
+PRESENCE_VARIANTS = ("definition", "arx")  # written again on purpose: the checker shares nothing with fitness/
+SUBSET_TRUE = ("1", "true", "yes", "y")  # a research-subset column's member flags, as the run reads them
 
 
 def file_sha256(path: str) -> str:
@@ -63,6 +72,11 @@ def hierarchy_paths(report: Mapping, qi: str, values: Sequence[str]) -> Mapping[
 
 def generalized_counts(population: Table, report: Mapping) -> Counter:
     """The population's rows per generalized QI tuple at the report's node, through its saved hierarchies."""
+    return Counter(generalized_keys(population, report))
+
+
+def generalized_keys(population: Table, report: Mapping) -> list[tuple]:
+    """Each row's generalized QI tuple at the report's node, through its saved hierarchies."""
     qis, node = list(report["quasi_identifiers"]), report["node"]
     labels = []
     for qi in qis:
@@ -75,7 +89,7 @@ def generalized_counts(population: Table, report: Mapping) -> Counter:
             raise InputError(f"population value {values[lacking][:40]!r} is not in the hierarchy",
                              file=population.source, row=population.row_number(lacking), column=qi)
         labels.append([to_label[v] for v in values])
-    return Counter(zip(*labels))
+    return list(zip(*labels))
 
 
 def released_keys(table: Table, classes: np.ndarray, qis: Sequence[str]) -> list[tuple]:
@@ -98,10 +112,24 @@ class PopulationRule:
     dmin: float = 0.0
     dmax: float = 1.0
     column: str | None = None  # no sensitive column: the QIs and the population file
+    variant: str = "definition"  # delta-presence: "arx" lets empty population classes pass beside a class size
+    least_class: int = 1  # delta-presence "arx": the minimal class size of the models beside it
+    subset: str | None = None  # delta-presence: the research subset (a file, or a 0/1 column of the input)
+    subset_digest: str | None = None  # its SHA-256 as the run recorded it (a file)
 
     def validate(self) -> None:
         if not 0.0 <= self.dmin <= self.dmax <= 1.0:
             raise InputError(f"delta-presence needs 0 <= DMIN <= DMAX <= 1, got {self.dmin}, {self.dmax}")
+        if self.variant not in PRESENCE_VARIANTS:
+            raise InputError(f"unknown delta-presence variant {self.variant!r}; the checker knows "
+                             f"{', '.join(PRESENCE_VARIANTS)}")
+        if isinstance(self.least_class, bool) or not isinstance(self.least_class, int) or self.least_class < 1:
+            raise InputError(f"delta-presence: minimal_class_size must be a whole number >= 1, got "
+                             f"{self.least_class!r}")
+
+    @property
+    def lets_empty_classes_pass(self) -> bool:
+        return self.variant == "arx" and self.least_class > 1
 
     def population(self, report: Mapping) -> Table:
         source = (report.get("provenance") or {}).get("input") or {}
@@ -120,7 +148,8 @@ class PopulationRule:
         if report is None:
             raise InputError(f"{self.model} is checked with the release's report (--report): the population is "
                              "counted at its node through its saved hierarchies")
-        counts = generalized_counts(self.population(report), report)
+        population = self.population(report)
+        counts = generalized_counts(population, report)
         keys = released_keys(table, classes, list(report["quasi_identifiers"]))
         starred = cache["starred"]
         starred_class = np.zeros(sizes.size, dtype=bool)
@@ -130,7 +159,39 @@ class PopulationRule:
             return (matched < self.k) & ~starred_class
         share = sizes / np.maximum(matched, 1)
         bad = ((matched == 0) | (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)) & ~starred_class
-        absent = set(counts) - set(keys)
-        if self.dmin > 0 and absent and not starred.any():
-            bad |= ~starred_class  # a population class with no subset row: no release of this node meets DMIN
+        absent = sorted(set(counts) - set(keys))
+        if self.dmin == 0 or not absent:
+            return bad
+        if self.lets_empty_classes_pass:  # ARX's order: they fail as too small; the released classes meet its size
+            return bad | ((sizes < self.least_class) & ~starred_class)
+        held = self.subset_keys(report, population)  # an absent class may have had subset rows, all suppressed
+        absent = [key for key in absent if key not in held]
+        if absent:  # a population class with no subset row: no release of this node meets DMIN
+            cache["notes"].append(empty_classes_note(absent, list(report["quasi_identifiers"]), self.dmin))
+            bad |= ~starred_class
         return bad
+
+    def subset_keys(self, report: Mapping, population: Table) -> set[tuple]:
+        """The generalized QI tuples that hold a research-subset row at the report's node: the `population`'s
+        rows flagged in its 0/1 column, or the subset file's rows (its SHA-256 compared with the report's)."""
+        if self.subset is None:
+            raise InputError("delta-presence: the report names no research subset to tell the population classes "
+                             "without a subset row from those whose rows were suppressed")
+        if self.subset in population.columns:
+            flags = [str(v).strip().lower() in SUBSET_TRUE for v in population.column(self.subset)]
+            return {key for key, flag in zip(generalized_keys(population, report), flags) if flag}
+        found = file_sha256(self.subset)
+        if self.subset_digest is not None and found != self.subset_digest:
+            raise InputError(f"is not the research subset the release was made with (SHA-256 {found[:16]}..., the "
+                             f"report records {str(self.subset_digest)[:16]}...)", file=self.subset)
+        return set(generalized_keys(read_table(self.subset), report))
+
+
+def empty_classes_note(absent: Sequence[tuple], qis: Sequence[str], dmin: float) -> str:
+    """The line that names the population classes without a released row (at most three, and a count)."""
+    shown = "; ".join("(" + ", ".join(f"{q}={v}" for q, v in zip(qis, key)) + ")" for key in absent[:3])
+    more = f" and {len(absent) - 3} more" if len(absent) > 3 else ""
+    return (f"delta-presence: {len(absent)} population classes have no released row and no research-subset row "
+            f"(share 0 < DMIN {dmin:g}): "
+            f"{shown}{more}; a person of such a class is known not to be in the subset, so every released class "
+            "fails (ARX's order of checks, --delta-presence-variant arx, lets them pass beside k or l)")

@@ -99,6 +99,9 @@ def run_apply(args: argparse.Namespace) -> int:
               f"{r['suppressed']} suppressed (limit {r['max_suppressed_rows']}), {r['classes']} classes, "
               f"smallest {r['smallest_class']}")
         print("\n".join(metric_lines(r) + summarizing.control_lines(r) + refinement_lines(r)))
+        heuristic = (r.get("applied_search") or {}).get("heuristic")
+        if heuristic:  # the saved node came from a heuristic (ARX's practical monotonicity): not proved optimal
+            print(f"  heuristic: {heuristic} (the search of {args.report})")
         print(f"  wrote {output} and {report}" + (f" and {args.public_report} (public report)"
                                                     if args.public_report else ""))
     return 0

@@ -47,6 +47,8 @@ def print_result(result: CheckResult, source: str, rules: bool, show: int) -> No
         shown = result.violating_rows[:show]
         more = len(result.violating_rows) - len(shown)
         print(f"  violating rows: {', '.join(map(str, shown))}" + (f" and {more} more" if more > 0 else ""))
+    for note in result.notes:
+        print(f"  {note}")
     for column, f in result.details.items():
         if f.get("classes"):
             print(f"  {column}: distinct l {f['min_distinct_l']}, entropy l {f['min_entropy_l']:.3f}, "

@@ -383,6 +383,9 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
                              "memetic (kgen+ with a local search on its best node; auto's GA)")
     parser.add_argument("--selection", choices=["tournament", "roulette"],
                         help="kgen: tournament with the age penalty (default) or the paper's roulette")
+    parser.add_argument("--practical-monotonicity", action="store_true",
+                        help="flash: assume every model monotone, as ARX's option of that name (a heuristic "
+                             "where a model is not: docs/search.md#flash)")
 
 
 def per_qi_items(text: str) -> list[str]:

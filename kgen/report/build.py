@@ -126,7 +126,8 @@ ANONYMIZE_KEYS = (
     "max_levels", "weights", "population_counts",
 )
 APPLY_KEYS = (
-    "applied_report", "input", "holds", "node", "heights", "hierarchy_specs", "models", "suppression_limit",
+    "applied_report", "applied_search", "input", "holds", "node", "heights", "hierarchy_specs", "models",
+    "suppression_limit",
     "max_suppressed_rows", "rows", "rows_released", "rows_written", "suppressed", "classes", "smallest_class",
     "metric", "loss", "metrics", "privacy", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
     "suppressed_rows", "unnamed_columns", "warnings", "formula_cells", "risk", "provenance", "local_recoding",
@@ -303,7 +304,7 @@ def partitioned_attributes(prepared: PartitionedPrepared, node: Node, written: S
 
 
 def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndarray, released: Table,
-                 source: str, recorded: Recorded, provenance_record: dict) -> dict:
+                 source: str, recorded: Recorded, provenance_record: dict, search: Mapping | None = None) -> dict:
     """The report of `kgen apply`: a saved report's node applied to new data.
 
     Parameters
@@ -319,6 +320,9 @@ def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndar
     recorded, provenance_record
         What the run recorded at the node (`kgen.run.record`) and the apply's provenance
         (`kgen.report.provenance.for_apply`).
+    search
+        How the saved node was found (`applied_search`: the saved report's algorithm, whether it was exact, and
+        its heuristic, e.g. ARX's practical monotonicity), so that the apply report keeps it.
 
     Returns
     -------
@@ -328,6 +332,7 @@ def apply_report(prepared: Prepared, evaluation: Evaluation, suppressed: np.ndar
     """
     values = release_values(prepared, evaluation, suppressed, released, recorded) | {
         "applied_report": source,
+        "applied_search": dict(search) if search is not None else None,
         "input": prepared.table.source,
         "heights": {name: int(h) for name, h in zip(prepared.encoded.names, prepared.heights)},
         "hierarchy_specs": {name: hierarchy_record(prepared.hierarchy_sources[name], prepared.hierarchies[name])

@@ -306,7 +306,10 @@ def render_release_figures(report: Mapping, release: str | os.PathLike | None, t
     source = (prov.get("input") or {}).get("path") or r.get("input") or "an in-memory table"
     heading = title or f"kgen release report: {Path(str(source)).name}"
     metrics = r.get("metrics") or {}
-    rows = [("algorithm", r.get("algorithm") or f"apply of {r.get('applied_report')}"),
+    found = r.get("applied_search") or {}  # how the applied node was found: a heuristic is said (flash.py)
+    applied = f"apply of {r.get('applied_report')}" + (
+        f" (its node: {found.get('algorithm')}, heuristic: {found['heuristic']})" if found.get("heuristic") else "")
+    rows = [("algorithm", r.get("algorithm") or applied),
             ("privacy models", model_words(r.get("models") or [])),
             ("quasi-identifiers", ", ".join(r["quasi_identifiers"])),
             ("identifiers (replaced by *)", ", ".join(r.get("identifiers") or []) or "none"),

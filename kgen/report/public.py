@@ -27,7 +27,7 @@ PLAIN_KEYS = (
     "rows_released", "rows_written", "quasi_identifiers", "identifiers", "sensitive", "keep", "keep_unnamed",
     "node", "heights", "objective", "loss", "log", "los", "suppressed", "classes", "smallest_class", "dm", "aecs",
     "height", "evaluations", "metric", "metrics", "missing", "recoding", "generalization", "workers",
-    "partitioning", "engine", "lower_bound", "gap", "optimal", "holds",
+    "partitioning", "engine", "lower_bound", "gap", "optimal", "holds", "applied_search",
 )
 FILE_KEYS = ("population", "research_subset", "t_hierarchy")  # model description keys that may name a file
 ATTRIBUTE_KEYS = ("level", "height", "loss", "distinct_after", "minimum_level")

@@ -159,11 +159,14 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
             lines.append(cut(f"  {f['sensitive']}: distinct l {f['min_distinct_l']}  entropy l "
                              f"{f['min_entropy_l']:.3f}{grassberger_words(f)}  t equal {f['max_t_equal']:.4f}  t "
                              f"ordered {f['max_t_ordered']:.4f}{likeness_words(f)}", width))
-    lines += population_line(r.get("population_counts"))
+    lines += population_line(r.get("population_counts"), r.get("models") or [])
     lines += bound_line(r)
     lines += refinement_lines(r, width)
     lines += risk_line(r.get("risk"))
     lines += attribute_lines(attributes, width) if q <= PER_QI_LINES else hierarchy_lines(attributes, width)
+    heuristic = (r.get("parameters") or {}).get("heuristic")
+    if heuristic:  # ARX's practical monotonicity (lattice/search/flash.py): the node is not proved optimal
+        lines.append(f"  heuristic: {heuristic}")
     if r.get("exact") and r["stopped"] != "complete" and not r.get("optimal"):
         lines.append(f"  note: the search stopped early ({r['stopped']}): the node may not be optimal")
     if output is not None:
@@ -172,13 +175,20 @@ def text(report: Mapping, output: str | os.PathLike | None = None, report_path: 
     return "\n".join(lines)
 
 
-def population_line(counts: Mapping | None) -> list[str]:
-    """The population's figures (delta-presence, k-map with a population): none on the common path."""
+def population_line(counts: Mapping | None, models: Sequence[Mapping] = ()) -> list[str]:
+    """The population's figures (delta-presence, k-map with a population): none on the common path; with
+    delta-presence in ARX's order of checks, the population classes it let pass without a subset row."""
     if not counts or counts.get("least_population_match") is None:
         return []
-    return [f"  population: {counts['population_rows']} rows; each released class matches >= "
-            f"{counts['least_population_match']} of them, share in the release {counts['share_min']:.3f} to "
-            f"{counts['share_max']:.3f}"]
+    lines = [f"  population: {counts['population_rows']} rows; each released class matches >= "
+             f"{counts['least_population_match']} of them, share in the release {counts['share_min']:.3f} to "
+             f"{counts['share_max']:.3f}"]
+    arx = next((m for m in models if m.get("model") == "delta-presence" and m.get("variant") == "arx"), None)
+    if arx is not None and int(arx.get("minimal_class_size") or 1) > 1:
+        lines.append(f"  delta-presence, ARX's order (weaker than the definition): "
+                     f"{counts.get('population_classes_without_released_rows', 0)} population classes without a "
+                     f"subset row let pass beside class size {arx['minimal_class_size']}")
+    return lines
 
 
 def released_text(r: Mapping) -> str:

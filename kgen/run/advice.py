@@ -57,7 +57,8 @@ def model_text(description: dict) -> str:
         settings += ["Grassberger's estimator"] if d.get("estimator") == "grassberger" else []
     else:
         name = str(d.get("model"))
-        settings = [f"{key} = {value}" for key, value in d.items() if key not in ("model", "sensitive")]
+        settings = [f"{key} = {value}" for key, value in d.items() if key not in ("model", "sensitive")
+                    and not key.endswith("_digest")]  # a file's SHA-256 is the report's, not advice
     on = f" of {d['sensitive']!r}" if "sensitive" in d else ""
     return f"{name}{on} ({', '.join(settings)})"
 
@@ -69,7 +70,9 @@ def breaking_models(evaluator: NodeEvaluator, node: Node) -> str:
     for model in evaluator.models:
         rows = int(partition.sizes[model.violating(partition, evaluator.table)].sum())
         if rows:
-            parts.append(f"{model_text(model.describe())}: {rows} row{'s' if rows != 1 else ''}")
+            words = getattr(model, "empty_classes_words", None)  # delta-presence: what no suppression mends
+            why = f"; {words(partition)}" if words is not None and words(partition) else ""
+            parts.append(f"{model_text(model.describe())}: {rows} row{'s' if rows != 1 else ''}{why}")
     more = len(parts) - MAX_NAMES  # one model per sensitive column: a message names at most MAX_NAMES of them
     return ", ".join(parts[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")
 

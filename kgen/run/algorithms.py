@@ -12,6 +12,7 @@ from lattice.search.certify import Certify
 from lattice.search.datafly import Datafly
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.fixed import FixedNode
+from lattice.search.flash import Flash, PracticalFlash
 from lattice.search.incognito import Incognito
 from lattice.search.kgen_ga import KGen
 from lattice.search.koptimize import ChosenNode
@@ -30,7 +31,11 @@ REGISTRY: dict[str, Callable[..., Search]] = {
     "samarati": Samarati,
     "incognito": Incognito,
     "datafly": Datafly,
+    "flash": Flash,
 }
+# ARX's "practical monotonicity" (`--practical-monotonicity`): the searches that can assume every model monotone,
+# and the heuristic each becomes (lattice/search/flash.py)
+PRACTICAL: dict[str, Callable[..., Search]] = {"flash": PracticalFlash}
 
 # Algorithms that choose their own generalization from the data (k-Optimize: interval cut points) instead of
 # searching a hierarchy lattice. kgen.run.pipeline.prepare runs them and turns their choice into one-level hierarchies;
@@ -44,12 +49,17 @@ def search_for(config: object) -> Search:
     node = config.node_levels()  # type: ignore[attr-defined]
     if node is not None:
         return FixedNode(node, tuple(config.qi))  # type: ignore[attr-defined]
-    return make_search(config.algorithm, config.options)  # type: ignore[attr-defined]
+    return make_search(config.algorithm, config.options,  # type: ignore[attr-defined]
+                       getattr(config, "practical_monotonicity", False))
 
 
-def make_search(name: str, options: Mapping[str, object] | None = None) -> Search:
-    """An algorithm by name, configured with `options` (its dataclass fields)."""
-    factory = REGISTRY.get(name) or CUT_POINT.get(name)
+def make_search(name: str, options: Mapping[str, object] | None = None, practical_monotonicity: bool = False) -> Search:
+    """An algorithm by name, configured with `options` (its dataclass fields); with `practical_monotonicity`,
+    its heuristic form that assumes every model monotone (`PRACTICAL`: Flash), refused for the others."""
+    if practical_monotonicity and name not in PRACTICAL:
+        raise InputError(f"--practical-monotonicity is ARX's heuristic for {', '.join(sorted(PRACTICAL))}: give "
+                         f"--algorithm flash with it (algorithm {name!r} cannot assume a model monotone)")
+    factory = PRACTICAL[name] if practical_monotonicity else REGISTRY.get(name) or CUT_POINT.get(name)
     if factory is None:
         raise InputError(f"unknown algorithm {name!r}; choose one of: {', '.join(sorted(REGISTRY | CUT_POINT))}")
     given = dict(options or {})

@@ -24,7 +24,7 @@ import numpy as np
 
 from fitness import privacy
 from fitness.evaluator import Evaluation
-from fitness.models import PrivacyModel
+from fitness.models import PrivacyModel, in_company
 from fitness.objective import OBJECTIVES, parse_metric
 from fitness.parameters import is_real as is_number
 from fitness.parameters import is_whole
@@ -203,22 +203,26 @@ def validate_models(report: Mapping, sensitive: list[str], name: str, allow_k1: 
         raise bad(name, "models", f"must hold exactly one k-anonymity model, found {len(ks)}")
     for family in privacy.FAMILIES.values():
         if all(p.name in report for p in family.parameters):
-            require_agreement(report, family, [m.describe() for m in models], sensitive, name)
+            require_agreement(report, family, models, sensitive, name)
     if ks[0] < 2 and not allow_k1:
         raise bad(name, "models", f"asks for k = {ks[0]}: k = 1 protects no one (every row may be unique); give "
                   "--allow-k1 (allow_k1=True) to apply it anyway")
     return models
 
 
-def require_agreement(report: Mapping, family: privacy.ModelFamily, described: list[dict], sensitive: list[str],
-                      name: str) -> None:
-    """The models that the report's top-level values of `family` ask for are the ones its `models` list."""
+def require_agreement(report: Mapping, family: privacy.ModelFamily, models: list[PrivacyModel],
+                      sensitive: list[str], name: str) -> None:
+    """The models that the report's top-level values of `family` ask for, beside the report's other models
+    (`in_company`), are the ones its `models` list."""
     values = {p.name: report.get(p.name, p.default) for p in privacy.parameters()}  # a family may read another's
     top = family.parameters[0].name
+    described = [m.describe() for m in models]
     try:
         wanted = family.build(resolve_resources(values), sensitive) if family.asked(values) else []
     except InputError as error:
         raise bad(name, top, f"is not valid: {error.message}") from None
+    others = [m for m, d in zip(models, described) if d.get("model") != family.name]
+    wanted = in_company([*wanted, *others])[:len(wanted)]
     listed = [d for d in described if d.get("model") == family.name]
     if sorted(map(repr, (m.describe() for m in wanted))) != sorted(map(repr, listed)):
         raise bad(name, top, f"is {json.dumps(report[top])[:40]} but the models say {json.dumps(listed)[:80]}: "
@@ -420,5 +424,14 @@ def apply_node(prepared: api.Prepared, saved: Mapping, source: str, drop_suppres
     recorded = record(prepared, evaluation, suppressed, invocation=invocation, refined=refined)
     history = provenance.for_apply(prepared.table.source, source, saved, recorded.invocation,
                                    prepared.hierarchy_sources, prepared.hierarchies)
-    report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history)
+    report = reporting.apply_report(prepared, evaluation, suppressed, released, source, recorded, history,
+                                    search=found_by(saved))
     return Applied(released, evaluation, report, suppressed)
+
+
+def found_by(saved: Mapping) -> dict:
+    """How the saved report's node was found: its search, whether exact, and the heuristic it assumed (ARX's
+    practical monotonicity, `lattice/search/flash.py`; None for an exact search)."""
+    parameters = saved.get("parameters")
+    heuristic = parameters.get("heuristic") if isinstance(parameters, Mapping) else None
+    return {"algorithm": saved.get("algorithm"), "exact": saved.get("exact"), "heuristic": heuristic}

@@ -153,6 +153,10 @@ class Settings:
     weights : mapping of str to float
         Per QI, its weight in the objective (`--weight QI=W`, W > 0; QIs not named weigh 1): for log, loss,
         ncp and entropy only (docs/metrics.md). All 1 is the unweighted objective.
+    practical_monotonicity : bool
+        ARX's "practical monotonicity" (`--practical-monotonicity`, with `algorithm` flash only): Flash treats
+        every model and the loss as monotone, a heuristic where they are not (docs/search.md#flash); the
+        report and summary say so. False: the search is exact.
 
     The privacy models' parameters are fields of `Config` too, one per parameter of each family in
     `fitness.privacy` (docs/privacy-models.md).
@@ -193,6 +197,7 @@ class Settings:
     min_levels: Mapping[str, int] = field(default_factory=dict)
     max_levels: Mapping[str, int] = field(default_factory=dict)
     weights: Mapping[str, float] = field(default_factory=dict)
+    practical_monotonicity: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.node, str):
@@ -235,8 +240,10 @@ class Settings:
         self.check_per_qi()
         dp.check_settings(self)  # what differential privacy refuses (kgen/run/dp.py)
         parse_metric(self.metric)
+        if not isinstance(self.practical_monotonicity, bool):
+            raise InputError(f"practical-monotonicity must be true or false, got {self.practical_monotonicity!r}")
         if self.node is None:  # an unknown algorithm, or options it refuses, before any data is read
-            make_search(self.algorithm, self.options)
+            make_search(self.algorithm, self.options, self.practical_monotonicity)
 
     def check_node(self) -> None:
         """A chosen node names every QI once with a whole level >= 0 (the heights are checked on the lattice)."""

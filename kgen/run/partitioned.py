@@ -111,7 +111,8 @@ def validate(config: Config, source: Source) -> None:
         raise InputError(f"algorithm {config.algorithm!r} is not supported with --partitioned (it reads every row)")
     if config.device != "cpu":
         raise InputError(f"--device {config.device} is not supported with --partitioned")
-    make_search(config.algorithm, config.options)  # an unknown algorithm or bad options: before the cluster
+    # an unknown algorithm or bad options: before the cluster
+    make_search(config.algorithm, config.options, config.practical_monotonicity)
 
     unsupported([KAnonymity(config.k)], config_objective(config))  # type: ignore[arg-type]
 
@@ -185,7 +186,7 @@ def search(prepared: Prepared, config: Config, progress: Callable[[int, object],
     evaluator = prepared.evaluator
     problem = Problem(evaluator, prepared.box, prepared.domain.heights, evaluator.monotone_feasibility,
                       evaluator.monotone_loss, loss_is_log=isinstance(evaluator.objective, Precision))
-    return run_search(make_search(config.algorithm, config.options),
+    return run_search(make_search(config.algorithm, config.options, config.practical_monotonicity),
         problem, Limits(config.max_evaluations, config.time_limit, config.seed, progress))
 
 

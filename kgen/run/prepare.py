@@ -59,7 +59,8 @@ class Prepared:
         return Problem(self.evaluator if evaluator is None else evaluator, self.box, self.heights,
                        self.evaluator.monotone_feasibility, self.evaluator.monotone_loss,
                        loss_is_log=bool(self.evaluator.objective.node_only),
-                       level_costs=self.level_costs)
+                       level_costs=self.level_costs,
+                       level_sizes=tuple(tuple(q.cards) for q in self.encoded.qis))
 
     @property
     def level_costs(self) -> tuple[tuple[float, ...], ...] | None:

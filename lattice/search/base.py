@@ -86,6 +86,9 @@ class Problem:
         nothing is suppressed (the constant part folded into QI 0); the loss of a node is at least their sum
         (a suppressed cell costs the most) and equal to it when nothing is suppressed. The certified search
         and bound use it (lattice/search/certify.py); None when the objective has no such form.
+    level_sizes : tuple of tuple of int, optional
+        Per QI, its distinct values at each level (level 0 first): the third figure of Flash's order of nodes
+        (ARX's `FLASHStrategy`, lattice/search/flash.py); None: not known, that figure is left out.
     """
 
     evaluator: Evaluator
@@ -95,6 +98,7 @@ class Problem:
     monotone_loss: bool = True
     loss_is_log: bool = False
     level_costs: tuple[tuple[float, ...], ...] | None = None
+    level_sizes: tuple[tuple[int, ...], ...] | None = None
 
 
 @dataclass(frozen=True)
