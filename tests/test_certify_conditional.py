@@ -5,6 +5,7 @@ search with them returns exhaustive's optimum."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_certify import key, up_set_problem
@@ -95,9 +96,10 @@ def test_the_short_cuts_of_a_solution_are_infeasible_nodes_with_the_other_genes_
         assert not feasible(tuple(int(v) for v in node))
 
 
-def test_a_conditional_floor_binds_below_its_levels_and_lets_go_above():
+@pytest.mark.parametrize("solver", ["cpsat", "milp"])
+def test_a_conditional_floor_binds_below_its_levels_and_lets_go_above(solver):
     # two genes of 2 levels each, unit steps; "gene 0 at or below 0 -> gene 1 costs at least 2"
-    model = CutModel((0, 0), (2, 2), [[1, 1], [1, 1]], "cpsat")
+    model = CutModel((0, 0), (2, 2), [[1, 1], [1, 1]], solver)
     assert model.add_conditional_floor((1,), 2, {0: 0})
     model.add_cover((0, 0))  # and the bottom is infeasible: (0, 1) would cost 1, but the floor wants (0, 2)
     solution = model.solve()
