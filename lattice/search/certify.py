@@ -920,9 +920,8 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     if groups is None:  # groups of BOUND_GROUP genes where there are three groups' worth, else none
         free = sum(a < b for a, b in zip(problem.box.lower, problem.box.upper))
         groups = BOUND_GROUP if free > 3 * BOUND_GROUP else 0
-    # no deepened groups, no conditional floors: each costs group proofs, and this bound has a few seconds
     search = Certify(seed_evaluations=0, strategy=strategy, groups=groups, pairs=bool(pairs), name="bound",
-                     deepen=False, conditional=False)
+                     deepen=False, conditional=False)  # group proofs: more than this bound's few seconds
     loop = CertifyLoop(search, problem, Limits(None, seconds, seed), 0)
     decomposes = loop.decomposes()
     if pairs is None:  # where the groups run, the pair walks cost more than they add (Cargo q = 97: 3 CPU s)
@@ -932,8 +931,7 @@ def tightened_bound(problem: Problem, infeasible: Sequence[Node], found: Evaluat
     loop.first_work = None if work_limit is None else max(work_limit, FIRST_WORK)
     loop.preload(infeasible, found)
     stopped_by(loop.body, [])  # not `guarded`: its result sorts out the minimal feasible nodes (0.3 CPU s at q = 97)
-    best = loop.budget.best
-    lower = loop.lower
+    best, lower = loop.budget.best, loop.lower
     if lower is not None and found is not None:
         lower = min(lower, float(found.loss))
     record = {"lower_bound": lower, "status": "optimal" if loop.params.get("optimal") else "limit",
