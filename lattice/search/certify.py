@@ -211,8 +211,10 @@ class Certify:
         (`CertifyLoop.deepen`), so that the program knows every infeasible part of each group in that band
         (Cargo q = 50: with `conditional`, 0.808 proved optimal in 179 CPU s, where the bound stayed at 0.796).
     conditional : bool
-        Where the groups proved floors: for each infeasible solution of the program, each group's least cost
-        with the other genes held at the solution's levels, a conditional floor (`CertifyLoop.condition`).
+        Once the groups are deepened (`deepen`): for each infeasible solution of the program, each group's least
+        cost with the other genes held at the solution's levels, a conditional floor (`CertifyLoop.condition`).
+        Not before: at Cargo q = 50 they left the bound at 0.796 for 16 rounds (59 CPU s), and at q = 97
+        (never deepened) their short cuts cost rounds.
     collect : int
         CP-SAT's other solutions of each solve (up to this many, `CutModel.solve(collect=)`) are proposals too,
         each raised in `cuts // 4` gene orders: more cuts and candidates from one solve (Cargo q = 25: proved in
@@ -369,7 +371,8 @@ class CertifyLoop:
             return True
         if self.search.deepen and self.floors and "deepened" not in self.params and self.narrow():
             self.deepen()
-        held = solution.node if self.search.conditional and self.floors and not self.feasible(solution.node) else None
+        conditions = self.search.conditional and "deepened" in self.params  # alone they did not pay (docs/certify.md)
+        held = solution.node if conditions and not self.feasible(solution.node) else None
         self.answer(solution.node)
         if held is not None:
             self.condition(held)
