@@ -51,7 +51,7 @@ def one(q: int, algorithm: str, options: dict, time_limit: float | None, max_eva
            "cpu": time.process_time() - cpu0, "box": prepared.box.size,
            "log": None if result.best is None else result.best.log,
            "infeasible": len(result.infeasible)}
-    for key in ("lower_bound", "optimal", "rounds", "cover_cuts", "solver_seconds", "solves"):
+    for key in ("lower_bound", "optimal", "rounds", "cover_cuts", "solver_seconds", "solves", "conditional_floors"):
         if key in result.params:
             out[key] = result.params[key]
     if bound:
