@@ -14,7 +14,9 @@ optimum is a lower bound on the true optimum. The loop (an implicit hitting-set 
 
 Before the rounds (issue 30): on many genes, groups of genes certified apart with the other genes at their top
 level (the decomposition bound, `CertifyLoop.decompose`), and the short cuts of every pair of genes
-(`CertifyLoop.pair_cuts`); between rounds, an optional primal side (`Certify.primal`, e.g. `descend`).
+(`CertifyLoop.pair_cuts`); between rounds, an optional primal side (`Certify.primal`, e.g. `descend`); once the
+cutoff nears the groups' floors, the groups walked past their optimum (`CertifyLoop.deepen`) and conditional
+floors across groups (`CertifyLoop.condition`).
 
 Ties: the cutoff is inclusive and the exclusions remove only evaluated nodes' up-sets, so every node of the
 optimal LOG that is not known infeasible is proposed and evaluated before the program runs dry; the Budget
