@@ -1,4 +1,4 @@
-"""Issue 30 item 2: does the GA reach the proved optimum? Old code (kgen+) beside new (memetic), in one run.
+"""Issue 30 item 2: does the GA reach the proved optimum? Old code beside new (both memetic), in one run.
 
 Cargo 2000 (3,942 rows, the first q columns after `nr`), k = 2, suppression 0.5 %, 5,000 evaluations, seeds
 1-10. Each (code, q) is one fresh process (`--one`) running every seed one after the other; the old and the new
@@ -9,7 +9,8 @@ rule: a node counts once, when it is first evaluated; nodes whose feasibility mo
 earlier evaluations, and nodes evaluated before, are not evaluations), the evaluation at which that LOG was
 first reached, and the search's wall and CPU seconds (`time.process_time`, the process's own threads).
 
-    python -m benchmarks.ga_optimum --old ../wt-oldga                  # q = 8, 10, 12, 25, 97
+    python -m benchmarks.ga_optimum --old ../wt-basega                 # q = 8, 10, 12, 25, 97
+    python -m benchmarks.ga_optimum --old ../wt-oldga --old-preset kgen+   # the first round: kgen+ before
     python -m benchmarks.ga_optimum --old ../wt-oldga --qs 25 --seeds 1-10 --auto 120
 """
 
@@ -25,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-OLD_PRESET, NEW_PRESET = "kgen+", "memetic"
+NEW_PRESET = "memetic"
 
 
 def one(spec: dict) -> list[dict]:
@@ -74,10 +75,10 @@ def spawn(repo: Path, spec: dict) -> list[dict]:
     return rows
 
 
-def side_by_side(old: Path, spec: dict) -> tuple[list[dict], list[dict]]:
-    """The old code (preset kgen+) and the new (memetic) on the same spec, started together."""
+def side_by_side(old: Path, spec: dict, old_preset: str) -> tuple[list[dict], list[dict]]:
+    """The old code (`old_preset`) and the new (memetic) on the same spec, started together."""
     with ThreadPoolExecutor(2) as pool:
-        before = pool.submit(spawn, old, {**spec, "preset": OLD_PRESET})
+        before = pool.submit(spawn, old, {**spec, "preset": old_preset})
         after = pool.submit(spawn, REPO, {**spec, "preset": NEW_PRESET})
         return before.result(), after.result()
 
@@ -101,10 +102,18 @@ def table(q: int, old_rows: list[dict], new_rows: list[dict], optimum: float | N
     lines.append(f"\nq = {q}: at LOG {best:.5g} ({'proved optimum' if optimum else 'best of both'}): old "
                  f"{hits[0]}/{len(old_rows)}, new {hits[1]}/{len(new_rows)}; CPU s in all: old {cpu[0]:.1f}, "
                  f"new {cpu[1]:.1f}")
+    if q in CERTIFIED:
+        near = [sum(1 for r in rows if r["log"] is not None and r["log"] <= CERTIFIED[q] + 0.01)
+                for rows in (old_rows, new_rows)]
+        means = [sum(r["log"] for r in rows) / len(rows) for rows in (old_rows, new_rows)]
+        lines.append(f"q = {q}: within 0.01 of certify's best {CERTIFIED[q]} (<= {CERTIFIED[q] + 0.01:.5g}): old "
+                     f"{near[0]}/{len(old_rows)}, new {near[1]}/{len(new_rows)}; mean LOG old {means[0]:.4f}, "
+                     f"new {means[1]:.4f}")
     return "\n".join(lines)
 
 
 OPTIMA = {8: 0.8375, 10: 0.86167, 12: 0.81806, 25: 0.826}  # proved (exhaustive / certify; results/benchmarks)
+CERTIFIED = {97: 0.84381}  # the best certify finds in 600 s (results/benchmarks/certify-scale.md, sixth round)
 
 
 def seeds_of(text: str) -> list[int]:
@@ -116,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--old", type=Path, help="a checkout of the code before the change")
+    parser.add_argument("--old-preset", default="memetic", help="the old code's preset (memetic; kgen+ before it)")
     parser.add_argument("--qs", default="8,10,12,25,97")
     parser.add_argument("--seeds", default="1-10")
     parser.add_argument("--evaluations", type=int, default=5000)
@@ -130,12 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     for q in (int(v) for v in args.qs.split(",")):
         spec = {"q": q, "algorithm": "kgen", "seeds": seeds_of(args.seeds), "evaluations": args.evaluations,
                 "time_limit": None}
-        old_rows, new_rows = side_by_side(args.old.resolve(), spec)
+        old_rows, new_rows = side_by_side(args.old.resolve(), spec, args.old_preset)
         print(table(q, old_rows, new_rows, OPTIMA.get(q)), flush=True)
         if args.auto:
             old_auto, new_auto = side_by_side(args.old.resolve(), {**spec, "algorithm": "auto", "seeds": [1],
-                                                                   "evaluations": None, "time_limit": args.auto})
-            for code, rows in (("old auto (kgen+)", old_auto), ("new auto (memetic)", new_auto)):
+                                                                   "evaluations": None, "time_limit": args.auto},
+                                              args.old_preset)
+            for code, rows in ((f"old auto ({args.old_preset})", old_auto), ("new auto (memetic)", new_auto)):
                 for r in rows:
                     print(f"q = {q} {code}: LOG {fmt(r['log'])} in [{fmt(r['lower_bound'])}, {fmt(r['log'])}], "
                           f"optimal {r['optimal']}, {r['evaluations']} evaluations, {r['cpu']:.1f} CPU s, "

@@ -277,6 +277,8 @@ class _Run:
         self.polish = bool(ga.polish and self.descent and self.tags is not None and problem.loss_is_log)
         self.steps = integer_step_costs(problem.heights)[0] if self.polish else []
         self.polished: set[Node] = set()  # the tabu list: nodes already pushed to a swap-optimal node
+        self.partners = operators.swap_partners(problem.box.dims)
+        self.kick_range = operators.kick_range(problem.box.dims)
         self.toolbox = self.make_toolbox()
         self.stats = tools.Statistics(key=attrgetter("feasible"))
         self.stats.register("feasible_fraction", lambda flags: sum(flags) / len(flags) if len(flags) else 0.0)
@@ -473,7 +475,8 @@ class _Run:
         while node not in self.polished:
             self.polished.add(node)
             self.rng.shuffle(order)
-            move = self.drive(operators.swap_move(node, self.lower, self.upper, self.steps, order))
+            move = self.drive(operators.swap_move(node, self.lower, self.upper, self.steps, order,
+                                                   partners=self.partners))
             if move is None:
                 break
             better, raised = move
@@ -500,13 +503,13 @@ class _Run:
         return [better if k == worst else ind for k, ind in enumerate(population)]
 
     def kicked(self, node: Node) -> Node:
-        """An iterated local search step from the swap-optimal `node`: raise a few genes (2 to 4, each to a
+        """An iterated local search step from the swap-optimal `node`: raise a few genes (`kick_range`, each to a
         random higher level: feasible without an evaluation, by monotonicity), descend with the raised genes
         last (the others drop into the room they leave), then polish (`local_optimum`)."""
         room = [i for i, (x, b) in enumerate(zip(node, self.upper)) if x < b]
         if not room:
             return node
-        raised = self.rng.sample(room, min(len(room), self.rng.randint(2, 4)))
+        raised = self.rng.sample(room, min(len(room), self.rng.randint(*self.kick_range)))
         y = list(node)
         for i in raised:
             y[i] = self.rng.randint(y[i] + 1, self.upper[i])

@@ -20,6 +20,31 @@ from lattice.node import Node
 
 MAX_PENALTY = 0.9
 PARTNERS = 6  # swap partners tried per lowered gene, cheapest next step first (`swap_move`)
+PARTNER_PROBES = 150  # `swap_partners`: about this many partner probes per lowered level, whatever q
+
+
+def swap_partners(q: int, probes: int = PARTNER_PROBES) -> int:
+    """Swap partners per lowered gene at q genes: `probes // q`, between 2 and PARTNERS.
+
+    Why: a swap-optimality scan asks up to q x partners nodes. Up to 25 QIs that is PARTNERS (6, measured
+    best there); at Cargo 2000 with 97 QIs six partners spent most of the 5,000 evaluations proving nodes
+    swap-optimal, and two left room for kicks: 8 of seeds 1-10 within 0.01 of certify's 0.84381 instead
+    of 2 (results/benchmarks/ga-optimum.md).
+    """
+    return max(2, min(PARTNERS, probes // max(q, 1)))
+
+
+def kick_range(q: int) -> tuple[int, int]:
+    """How many genes an iterated-local-search kick raises at q genes: from max(2, q^2 / 1000) to
+    max(4, q^2 / 300), so 2-4 up to 31 genes, 2-8 at 50, 9-31 at 97.
+
+    Why: 2-4 genes barely move a 97-gene node, whose kicks then fall back into the same swap-optimal node;
+    a tenth to a third of the genes lets them leave it (Cargo 2000, 97 QIs). At 25 QIs 2-7 genes lost the
+    proved optimum in 2 of seeds 1-10 that 2-4 found, hence growth with q squared, not with q
+    (results/benchmarks/ga-optimum.md).
+    """
+    low = max(2, q * q // 1000)
+    return low, max(4, low, q * q // 300)
 MAX_DROP = 1  # levels a swap lowers a gene by: at Cargo q = 97, 1 found better nodes than 1-5 (mean LOG 0.872
 # against 0.882 over seeds 1-10): the kicks come sooner when a pass proves no swap improves; q = 25 unchanged
 T = TypeVar("T")
@@ -293,13 +318,14 @@ def raise_cap(steps: Sequence[int], level: int, top: int, gain: int) -> int:
 
 
 def swap_move(node: Sequence[int], lower: Sequence[int], upper: Sequence[int], steps: Sequence[Sequence[int]],
-              order: Sequence[int], max_drop: int = MAX_DROP) -> Generator[Node, bool, tuple[Node, int] | None]:
+              order: Sequence[int], max_drop: int = MAX_DROP,
+              partners: int = PARTNERS) -> Generator[Node, bool, tuple[Node, int] | None]:
     """The first improving swap move from a minimal feasible node, asking feasibility question by question.
 
     A coroutine like `descend`. Why: a minimal feasible node cannot lose a level on one gene alone, but it
     may lose `drop` levels on gene i (saving their steps) if another gene j rises by less than that saving.
     For each drop (1 level first, at most `max_drop`), each gene i in `order` that can drop that far and
-    each other gene j (the PARTNERS of cheapest next step), it asks the node with gene i `drop` levels down
+    each other gene j (the `partners` of cheapest next step), it asks the node with gene i `drop` levels down
     and gene j at the highest level whose raise still saves something (`raise_cap`): infeasible, no level of
     j repairs gene i's drop within the saving (monotone feasibility); feasible, it is cheaper than `node`.
     Returns (that node, j), the caller pushes it down to a minimal node (gene j first), or None when no
@@ -313,7 +339,7 @@ def swap_move(node: Sequence[int], lower: Sequence[int], upper: Sequence[int], s
             gain = sum(steps[i][x[i] - drop : x[i]])
             others = [j for j in range(len(x)) if j != i and x[j] < upper[j]]
             others.sort(key=lambda j: (steps[j][x[j]], j))
-            for j in others[:PARTNERS]:
+            for j in others[:partners]:
                 cap = raise_cap(steps[j], x[j], upper[j], gain)
                 if cap == x[j]:
                     break  # the cheapest remaining step already costs the whole saving
