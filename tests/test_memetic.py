@@ -1,6 +1,7 @@
 """The memetic GA preset (issue 30 item 2) finds exhaustive's optimum on small problems, its swap moves are
-the improving ones, the same seed gives the same result; `auto` (the default search) returns exhaustive's
-optimum with its proof, and the summary says which answer it gave."""
+the improving ones, the same seed gives the same result (also at 60 QIs, where swap partners and kicks adapt
+to q); `auto` (the default search) returns exhaustive's optimum with its proof, and the summary says which
+answer it gave."""
 
 from __future__ import annotations
 
@@ -159,3 +160,50 @@ def test_differential_privacy_runs_with_the_default_search_named_auto():
     assert config.algorithm == "auto"
     with pytest.raises(InputError, match="randomized search"):
         Config(qi=["a"], k=2, suppression=1.0, differential_privacy="2,1e-5", algorithm="ola").check()
+
+
+def test_swap_partners_and_kick_sizes_are_the_old_ones_up_to_25_qis_and_grow_past_them():
+    for q in range(1, 26):
+        assert operators.swap_partners(q) == operators.PARTNERS == 6 and operators.kick_range(q) == (2, 4)
+    assert operators.swap_partners(97) == 2 and operators.kick_range(97) == (9, 31)
+    sizes = [operators.kick_range(q) for q in range(26, 200)]
+    assert all(a <= b and c <= d for (a, c), (b, d) in zip(sizes, sizes[1:]))  # never shrink as q grows
+
+
+def test_a_swap_move_tries_only_the_cheapest_partners_it_is_given():
+    # gene 0 (height 1: step 1) may drop if gene 2 (step 1/3) rises two levels; gene 1 (step 1/4) is the
+    # cheaper partner but raising it does not repair the drop: one partner finds no move, two find (0, 0, 2)
+    heights = (1, 4, 3)
+    minimal = [(1, 0, 0), (0, 0, 2)]
+    steps = integer_step_costs(heights)[0]
+    feasible = lambda node: any(leq(m, node) for m in minimal)  # noqa: E731
+    start = (1, 0, 0)
+    assert drive(operators.swap_move(start, (0, 0, 0), heights, steps, [0], partners=1), feasible) is None
+    assert drive(operators.swap_move(start, (0, 0, 0), heights, steps, [0], partners=2), feasible) == ((0, 0, 2), 2)
+
+
+def wide_problem():
+    """60 QIs of height 2, feasible above one of three generators; the optimum is the sparse one."""
+    rng = random.Random(7)
+    heights = (2,) * 60
+    optimum = tuple(2 if i % 3 == 0 else 0 for i in range(60))  # LOG 1/3
+    others = [tuple(rng.choice((1, 2)) for _ in range(60)) for _ in range(2)]  # LOG about 3/4
+    return heights, [optimum, *others]
+
+
+def test_memetic_with_wide_kicks_finds_the_optimum_of_a_sixty_qi_problem():
+    heights, minimal = wide_problem()
+    assert operators.kick_range(60) == (3, 12) and operators.swap_partners(60) == 2
+    for seed in range(3):
+        result = KGen(preset="memetic").run(up_set_problem(heights, minimal), Limits(max_evaluations=1000, seed=seed))
+        assert result.best.node == minimal[0]
+
+
+def test_the_memetic_result_at_sixty_qis_depends_on_the_seed_alone():
+    heights, minimal = wide_problem()
+    runs = [KGen(preset="memetic").run(up_set_problem(heights, minimal), Limits(max_evaluations=600, seed=5))
+            for _ in range(2)]
+    random.seed(99)  # the global stream is not the GA's
+    runs.append(KGen(preset="memetic").run(up_set_problem(heights, minimal), Limits(max_evaluations=600, seed=5)))
+    outcomes = [(r.best.node, r.evaluations, [t["best_loss"] for t in r.trace]) for r in runs]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
