@@ -8,15 +8,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_certify import key, up_set_problem
+from test_certify import up_set_problem
 from test_certify_cuts import wide_up_sets
-from test_certify_floors import feasible_nodes
+from test_certify_floors import assert_proves_exhaustives_optimum, feasible_nodes
 
 from lattice.hitting import CutModel
 from lattice.search import certify
 from lattice.search.base import Limits
 from lattice.search.certify import Certify, CertifyLoop
-from lattice.search.exhaustive import Exhaustive
 
 
 def decomposed(heights, generators, groups, seed):
@@ -74,11 +73,7 @@ def test_certify_with_conditional_floors_and_deepened_groups_returns_the_exhaust
                                                                  Limits(seed=seed))
     finally:
         certify.DEEPEN_GAP = gap_before
-    expected = Exhaustive().run(up_set_problem(heights, generators), Limits())
-    assert certified.stopped == "complete"
-    assert key(certified) == key(expected)
-    if expected.best is not None:
-        assert certified.params["lower_bound"] == expected.best.loss
+    assert_proves_exhaustives_optimum(certified, heights, generators)
 
 
 @settings(max_examples=40, deadline=None)

@@ -46,11 +46,16 @@ def test_certify_with_floors_capped_rounds_and_collected_solutions_returns_the_e
     heights, generators = case
     certified = Certify(seed_evaluations=0, cuts=2, groups=groups, collect=collect, round_work=work).run(
         up_set_problem(heights, generators), Limits(seed=seed))
+    assert_proves_exhaustives_optimum(certified, heights, generators)
+
+
+def assert_proves_exhaustives_optimum(certified: object, heights: tuple, generators: list) -> None:
+    """The certified search finished, found exhaustive search's optimum and minimal set, and proved its loss."""
     expected = Exhaustive().run(up_set_problem(heights, generators), Limits())
-    assert certified.stopped == "complete"
+    assert certified.stopped == "complete"  # type: ignore[attr-defined]
     assert key(certified) == key(expected)
     if expected.best is not None:
-        assert certified.params["lower_bound"] == expected.best.loss
+        assert certified.params["lower_bound"] == expected.best.loss  # type: ignore[attr-defined]
 
 
 @settings(max_examples=40, deadline=None)
