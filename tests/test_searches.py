@@ -20,7 +20,16 @@ from kgen.run.config import Config
 from lattice.accuracy import log_gap, node_accuracy, overall_accuracy, set_accuracy
 from lattice.box import Box
 from lattice.node import leq, precision_loss
-from lattice.search.base import DEFAULT_MAX_EVALUATIONS, Budget, Limits, Problem, SearchResult, Stopped, StopSearch
+from lattice.search.base import (
+    DEFAULT_MAX_EVALUATIONS,
+    Budget,
+    Limits,
+    Problem,
+    SearchResult,
+    Stopped,
+    StopSearch,
+    minimal_nodes,
+)
 from lattice.search.exhaustive import Exhaustive
 from lattice.search.flash import Flash
 from lattice.search.kgen_ga import KGen
@@ -578,3 +587,22 @@ def test_the_ga_leaves_the_callers_global_random_state_as_it_was() -> None:
     second = KGen(population=10).run(up_set_problem(heights, generators), Limits(max_evaluations=30, seed=7))
     untimed = [[{k: v for k, v in g.items() if k != "seconds"} for g in r.trace] for r in (first, second)]
     assert first.best.node == second.best.node and untimed[0] == untimed[1]  # and the run is reproducible
+
+
+def dominance_minimal(nodes: list) -> list:
+    """The definition, pair by pair: the nodes with no other node of the set at or below them in every gene."""
+    distinct = set(nodes)
+    return sorted(n for n in distinct if not any(m != n and all(a <= b for a, b in zip(m, n)) for m in distinct))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda q: st.lists(st.tuples(*[st.integers(0, 4)] * q), min_size=1, max_size=90)))
+def test_minimal_nodes_are_the_nodes_with_nothing_below_them(nodes: list) -> None:
+    assert minimal_nodes(nodes) == dominance_minimal(nodes)
+
+
+def test_minimal_nodes_keep_an_antichain_wider_than_one_bitset_word_and_drop_what_lies_above_it() -> None:
+    """231 incomparable nodes (more than 64: the kept set spans several words) and each one raised by a level."""
+    antichain = [(a, b, 20 - a - b) for a in range(21) for b in range(21 - a)]
+    raised = [(a + 1, b, c) for a, b, c in antichain]
+    assert minimal_nodes(raised + antichain) == sorted(antichain)
