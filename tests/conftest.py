@@ -54,12 +54,24 @@ def adult_csv(adult_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def adult_sample(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The first 4,000 rows of Adult (all columns), for quick runs."""
-    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:4001]
-    path = tmp_path_factory.mktemp("adult") / "adult4000.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+def adult_head(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
+    """The first n rows of Adult (all columns) as a file, for quick runs: one file per n in the session."""
+    made: dict[int, Path] = {}
+
+    def head(n: int) -> Path:
+        if n not in made:
+            lines = adult_csv.read_text(encoding="utf-8").splitlines()[: n + 1]
+            made[n] = tmp_path_factory.mktemp("adult") / f"adult{n}.csv"
+            made[n].write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return made[n]
+
+    return head
+
+
+@pytest.fixture(scope="session")
+def adult_sample(adult_head: Callable[[int], Path]) -> Path:
+    """The first 4,000 rows of Adult (all columns)."""
+    return adult_head(4000)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -112,11 +113,9 @@ def test_specializations_stay_inside_the_box() -> None:
 
 
 @pytest.fixture(scope="module")
-def adult_small(adult_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    lines = adult_csv.read_text(encoding="utf-8").splitlines()[:3001]
-    path = tmp_path_factory.mktemp("dp") / "adult3000.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+def adult_small(adult_head: Callable[[int], Path]) -> Path:
+    """The first 3,000 rows of Adult."""
+    return adult_head(3000)
 
 
 def config(adult_dir: Path, **given: object) -> Config:

@@ -144,13 +144,17 @@ class DeltaPresence:
             raise ValueError("delta-presence needs the population's counts (EncodedTable.population)")
         share = partition.sizes / np.maximum(partition.population, 1)
         bad = (share < self.dmin - TOLERANCE) | (share > self.dmax + TOLERANCE)
-        if self.dmin > 0 and partition.population_only and not self.lets_empty_classes_pass:
+        if self.empty_classes_fail(partition):
             bad[:] = True
         return bad
 
+    def empty_classes_fail(self, partition: Partition) -> bool:
+        """Whether population classes without a subset row fail the whole node (none can be suppressed)."""
+        return self.dmin > 0 and bool(partition.population_only) and not self.lets_empty_classes_pass
+
     def empty_classes_words(self, partition: Partition) -> str:
         """Why the node fails whatever is suppressed, for the no-solution advice ("" when that is not why)."""
-        if not (self.dmin > 0 and partition.population_only and not self.lets_empty_classes_pass):
+        if not self.empty_classes_fail(partition):
             return ""
         return (f"{partition.population_only} population classes have no research-subset row (share 0 < DMIN "
                 f"{self.dmin:g}), which no suppression can mend; --delta-presence-variant arx lets them pass "

@@ -25,12 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kgen.io import hierarchies as loading
-from kgen.io.table import CodedColumn, Table, read_table
+from kgen.io.table import FLAG_TRUE, CodedColumn, Table, read_table
 from lattice.errors import InputError
 
 TOLERANCE = 1e-9  # equal to a bound meets it
 PRESENCE_VARIANTS = ("definition", "arx")  # written again on purpose: the checker shares nothing with fitness/
-SUBSET_TRUE = ("1", "true", "yes", "y")  # a research-subset column's member flags, as the run reads them
 
 
 def file_sha256(path: str) -> str:
@@ -178,7 +177,7 @@ class PopulationRule:
             raise InputError("delta-presence: the report names no research subset to tell the population classes "
                              "without a subset row from those whose rows were suppressed")
         if self.subset in population.columns:
-            flags = [str(v).strip().lower() in SUBSET_TRUE for v in population.column(self.subset)]
+            flags = [str(v).strip().lower() in FLAG_TRUE for v in population.column(self.subset)]
             return {key for key, flag in zip(generalized_keys(population, report), flags) if flag}
         found = file_sha256(self.subset)
         if self.subset_digest is not None and found != self.subset_digest:

@@ -27,6 +27,10 @@ from lattice.errors import InputError, clip, names_shown
 DEFAULT_MISSING = ("", "?", "NA")
 SUPPRESSED = "*"  # how a release writes a suppressed row's QI cells (and the top of every hierarchy)
 ITER_CHUNK = 65_536  # rows materialized at a time when a coded column is iterated
+# the values of a 0/1 member column (a research subset named by column), lowercased and stripped: the run
+# (`kgen.run.population`) and the independent checker (`kgen.check.population`) read it the same way
+FLAG_TRUE = ("1", "true", "yes", "y")
+FLAG_FALSE = ("0", "false", "no", "n", "")
 
 
 class CodedColumn(Sequence[str]):

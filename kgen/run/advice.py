@@ -71,7 +71,8 @@ def breaking_models(evaluator: NodeEvaluator, node: Node) -> str:
         rows = int(partition.sizes[model.violating(partition, evaluator.table)].sum())
         if rows:
             words = getattr(model, "empty_classes_words", None)  # delta-presence: what no suppression mends
-            why = f"; {words(partition)}" if words is not None and words(partition) else ""
+            said = words(partition) if words is not None else ""
+            why = f"; {said}" if said else ""
             parts.append(f"{model_text(model.describe())}: {rows} row{'s' if rows != 1 else ''}{why}")
     more = len(parts) - MAX_NAMES  # one model per sensitive column: a message names at most MAX_NAMES of them
     return ", ".join(parts[:MAX_NAMES]) + (f" and {more} more" if more > 0 else "")

@@ -23,12 +23,9 @@ from fitness.models import PrivacyModel
 from fitness.privacy.common import TableRef
 from fitness.privacy.kmap_population import KMapPopulation
 from fitness.privacy.presence import DeltaPresence
-from kgen.io.table import CodedColumn, Table, column_codes, read_table
+from kgen.io.table import FLAG_FALSE, FLAG_TRUE, CodedColumn, Table, column_codes, read_table
 from kgen.run.config import Config
 from lattice.errors import InputError, clip
-
-TRUE = ("1", "true", "yes", "y")
-FALSE = ("0", "false", "no", "n", "")
 
 
 def take(table: Table, rows: np.ndarray, drop: str | None = None) -> Table:
@@ -67,11 +64,11 @@ def subset_rows(table: Table, subset: str, encoding: str) -> tuple[np.ndarray, s
     subset file)."""
     if subset in table.columns:
         flags = [str(v).strip().lower() for v in table.column(subset)]
-        bad = next((i for i, v in enumerate(flags) if v not in TRUE + FALSE), None)
+        bad = next((i for i, v in enumerate(flags) if v not in FLAG_TRUE + FLAG_FALSE), None)
         if bad is not None:
             raise InputError(f"--research-subset column: {clip(flags[bad])} is not 1/0 or true/false",
                              file=table.source, row=table.row_number(bad), column=subset)
-        rows = np.array([i for i, v in enumerate(flags) if v in TRUE], dtype=np.int64)
+        rows = np.array([i for i, v in enumerate(flags) if v in FLAG_TRUE], dtype=np.int64)
         drop: str | None = subset
     else:
         rows, drop = matched_rows(table, read_table(subset, encoding=encoding)), None

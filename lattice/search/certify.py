@@ -450,9 +450,7 @@ class CertifyLoop:
         solved = 0
         composed = list(lower)
         for g, genes in enumerate(groups):
-            share = None if self.limits.time_limit is None else (
-                max(self.limits.time_limit - self.budget.seconds, 0.0) / (count - g))
-            sub = self.group_loop(genes, share)
+            sub = self.group_loop(genes, self.time_share(count - g))
             stopped_by(sub.body, [])
             proved = self.group_units(sub, genes)
             solved += bool(sub.params.get("optimal"))
@@ -488,9 +486,7 @@ class CertifyLoop:
         for g, (genes, units) in enumerate(self.floors):
             others = [i for i in range(self.box.dims) if i not in genes]
             band = self.costs.cutoff(self.budget.best) - fixed - (total - units)
-            seconds = None if self.limits.time_limit is None else (
-                max(self.limits.time_limit - self.budget.seconds, 0.0) / (len(self.floors) - g))
-            sub = self.group_loop(genes, seconds)
+            sub = self.group_loop(genes, self.time_share(len(self.floors) - g))
             sub.ceiling = band + self.costs.offset + sum(self.gene_cost(i, upper[i]) for i in others)
             self.warm(sub, others, tuple(upper))
             stopped_by(sub.body, [])
@@ -535,8 +531,7 @@ class CertifyLoop:
         added = 0
         for genes, _ in list(self.floors):
             others = [i for i in range(self.box.dims) if i not in genes]
-            seconds = None if self.limits.time_limit is None else max(self.limits.time_limit - self.budget.seconds, 0.0)
-            sub = self.group_loop(genes, seconds, fixed=x)
+            sub = self.group_loop(genes, self.time_share(), fixed=x)
             self.warm(sub, others, x)
             stopped_by(sub.body, [])
             proved = self.group_units(sub, genes)
@@ -736,11 +731,16 @@ class CertifyLoop:
             return self.ceiling
         return None if self.budget.best is None else self.costs.cutoff(self.budget.best)
 
+    def time_share(self, parts: int = 1) -> float | None:
+        """One of `parts` equal shares of what the time limit leaves (None: no limit), for a group's loop."""
+        if self.limits.time_limit is None:
+            return None
+        return max(self.limits.time_limit - self.budget.seconds, 0.0) / parts
+
     def solve_limit(self) -> float:
         """This solve's time cap: the search's cap, within what the time limit leaves."""
-        if self.limits.time_limit is None:
-            return self.cap
-        return min(self.cap, max(self.limits.time_limit - self.budget.seconds, 0.01))
+        share = self.time_share()
+        return self.cap if share is None else min(self.cap, max(share, 0.01))
 
     def prove(self, bound: int | None) -> None:
         """Raise the proved lower bound to a solve's bound (never above the best node found)."""

@@ -21,6 +21,9 @@ from lattice.node import Node
 MAX_PENALTY = 0.9
 PARTNERS = 6  # swap partners tried per lowered gene, cheapest next step first (`swap_move`)
 PARTNER_PROBES = 150  # `swap_partners`: about this many partner probes per lowered level, whatever q
+MAX_DROP = 1  # levels a swap lowers a gene by: at Cargo q = 97, 1 found better nodes than 1-5 (mean LOG 0.872
+# against 0.882 over seeds 1-10): the kicks come sooner when a pass proves no swap improves; q = 25 unchanged
+T = TypeVar("T")
 
 
 def swap_partners(q: int, probes: int = PARTNER_PROBES) -> int:
@@ -28,8 +31,8 @@ def swap_partners(q: int, probes: int = PARTNER_PROBES) -> int:
 
     Why: a swap-optimality scan asks up to q x partners nodes. Up to 25 QIs that is PARTNERS (6, measured
     best there); at Cargo 2000 with 97 QIs six partners spent most of the 5,000 evaluations proving nodes
-    swap-optimal, and two left room for kicks: 8 of seeds 1-10 within 0.01 of certify's 0.84381 instead
-    of 2 (results/benchmarks/ga-optimum.md).
+    swap-optimal, and two left room for kicks: 7 of seeds 1-10 within 0.01 of certify's 0.84381 instead
+    of 2, with `kick_range` (results/benchmarks/ga-optimum.md).
     """
     return max(2, min(PARTNERS, probes // max(q, 1)))
 
@@ -45,9 +48,6 @@ def kick_range(q: int) -> tuple[int, int]:
     """
     low = max(2, q * q // 1000)
     return low, max(4, low, q * q // 300)
-MAX_DROP = 1  # levels a swap lowers a gene by: at Cargo q = 97, 1 found better nodes than 1-5 (mean LOG 0.872
-# against 0.882 over seeds 1-10): the kicks come sooner when a pass proves no swap improves; q = 25 unchanged
-T = TypeVar("T")
 
 
 class Rng(Protocol):
